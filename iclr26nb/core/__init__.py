@@ -1,0 +1,1 @@
+"Shared infrastructure of iclr26nb: runtime, params, train, plot, verdict, bench, registry, docs."

@@ -1,0 +1,1 @@
+"Model families shared by several iclr26nb series (tiny transformer LMs, flow/diffusion networks)."

@@ -1,11 +1,12 @@
 "Every notebook runs top to bottom under papermill in smoke mode, within its time budget."
-import time
+import re, time
 from pathlib import Path
 import papermill as pm
 import pytest
 from conftest import NBS, notebooks, param_cells, read
 
 BUDGET_S = 90          # hard limit per notebook on 2 CI cores (the brief's smoke budget)
+_strip = lambda s: re.sub(r"\x1b\[[0-9;]*m", "", s)   # ANSI colours of IPython tracebacks
 
 
 @pytest.mark.parametrize("nb", notebooks(), ids=lambda p: str(p.relative_to(NBS)))
@@ -16,8 +17,8 @@ def test_notebook_runs(nb: Path, tmp_path):
         pm.execute_notebook(str(nb), str(tmp_path/nb.name), parameters=params, cwd=str(nb.parent),
                             kernel_name="python3", progress_bar=False, execution_timeout=BUDGET_S + 60)
     except pm.PapermillExecutionError as e:
-        pytest.fail(f"{nb.relative_to(NBS)}: cell {e.cell_index} (exec {e.exec_count}) raised {e.ename}: {e.evalue}\n"
-                    f"--- cell source ---\n{e.source}\n--- traceback ---\n" + "\n".join(e.traceback), pytrace=False)
+        pytest.fail(_strip(f"{nb.relative_to(NBS)}: cell {e.cell_index} (exec {e.exec_count}) raised {e.ename}: {e.evalue}\n"
+                    f"--- cell source ---\n{e.source}\n--- traceback ---\n" + "\n".join(e.traceback)), pytrace=False)
     wall = time.perf_counter() - t0
     print(f"{nb.relative_to(NBS)}: {wall:.1f}s")
     assert wall <= BUDGET_S, f"{nb.relative_to(NBS)} took {wall:.1f}s in smoke mode; the budget is {BUDGET_S}s"

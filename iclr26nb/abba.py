@@ -103,6 +103,12 @@ class AdapterLinear(nn.Module):
     @property
     def n(self) -> int: return self.base.in_features
     def _new(self, *shape): return nn.Parameter(torch.zeros(*shape, dtype=self.base.weight.dtype, device=self.base.weight.device))
+    def _kaiming_factors(self, r: int, alpha: float | None, generator: torch.Generator | None):
+        "Shared rank-r setup (HiRA, DoRA): checks, s = α/r, A (r×n) Kaiming-uniform, B (m×r) = 0."
+        _check_pos_int(r=r); alpha = float(r if alpha is None else alpha); _check_alpha(alpha=alpha)
+        self.r, self.scaling = r, alpha / r
+        self.A, self.B = self._new(r, self.n), self._new(self.m, r)
+        with torch.no_grad(): nn.init.kaiming_uniform_(self.A, a=math.sqrt(5), generator=generator)
     def _delta(self) -> torch.Tensor: raise NotImplementedError
     def delta_weight(self) -> torch.Tensor:
         "Dense ΔW in fp32 (what `merge()` adds to W0)."
@@ -163,23 +169,15 @@ class HiRALinear(AdapterLinear):
     "HiRA ΔW = s·W0 ⊙ (BA), s = α/r; A Kaiming, B = 0. The rank of ΔW is not capped by r; the forward materializes m×n."
     w0_dependent = True
     def __init__(self, base: nn.Linear, r: int, alpha: float | None = None, generator: torch.Generator | None = None):
-        super().__init__(base); _check_pos_int(r=r)
-        alpha = float(r if alpha is None else alpha); _check_alpha(alpha=alpha)
-        self.r, self.scaling = r, alpha / r
-        self.A, self.B = self._new(r, self.n), self._new(self.m, r)
-        with torch.no_grad(): nn.init.kaiming_uniform_(self.A, a=math.sqrt(5), generator=generator)
+        super().__init__(base); self._kaiming_factors(r, alpha, generator)
     def _delta(self): return self.scaling * self.base.weight.float() * (self.B.float() @ self.A.float())  # s·W0 ⊙ BA
 
 class DoRALinear(AdapterLinear):
     "DoRA W' = mag ⊙ V/‖V‖_row with V = W0 + s·BA; mag starts at the row norms of W0, so W'(0) = W0."
     w0_dependent = True
     def __init__(self, base: nn.Linear, r: int, alpha: float | None = None, generator: torch.Generator | None = None):
-        super().__init__(base); _check_pos_int(r=r)
-        alpha = float(r if alpha is None else alpha); _check_alpha(alpha=alpha)
-        self.r, self.scaling = r, alpha / r
-        self.A, self.B = self._new(r, self.n), self._new(self.m, r)
+        super().__init__(base); self._kaiming_factors(r, alpha, generator)
         self.mag = nn.Parameter(base.weight.detach().float().norm(dim=1).to(base.weight.dtype))  # per output row
-        with torch.no_grad(): nn.init.kaiming_uniform_(self.A, a=math.sqrt(5), generator=generator)
     def _delta(self):
         W0 = self.base.weight.float(); V = W0 + self.scaling * (self.B.float() @ self.A.float())   # V = W0 + sBA
         return self.mag.float()[:, None] * V / V.norm(dim=1, keepdim=True) - W0                   # W' − W0

@@ -2,6 +2,7 @@
 import re, time
 from pathlib import Path
 import papermill as pm
+from iclr26nb.cli import execute
 import pytest
 from conftest import NBS, notebooks, param_cells, read
 
@@ -14,8 +15,7 @@ def test_notebook_runs(nb: Path, tmp_path):
     params = dict(MODE="smoke", OUT=str(tmp_path/"results")) if param_cells(read(nb)) else {}
     t0 = time.perf_counter()
     try:
-        pm.execute_notebook(str(nb), str(tmp_path/nb.name), parameters=params, cwd=str(nb.parent),
-                            kernel_name="python3", progress_bar=False, execution_timeout=BUDGET_S + 60)
+        execute(nb, tmp_path/nb.name, params, timeout=BUDGET_S + 60)
     except pm.PapermillExecutionError as e:
         pytest.fail(_strip(f"{nb.relative_to(NBS)}: cell {e.cell_index} (exec {e.exec_count}) raised {e.ename}: {e.evalue}\n"
                     f"--- cell source ---\n{e.source}\n--- traceback ---\n" + "\n".join(e.traceback)), pytrace=False)

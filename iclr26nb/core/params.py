@@ -13,17 +13,26 @@ from .runtime import get_device, set_threads
 __all__ = ['MODES', 'repo_root', 'Config', 'resolve']
 
 # %% ../../nbs/00_core/00b_params.ipynb #2c8959b3
+def _pkg_root() -> Path:
+    "The folder above the installed package: the checkout, for an editable install."
+    import iclr26nb; return Path(iclr26nb.__file__).resolve().parents[1]
+
 def repo_root(start: str | os.PathLike | None = None) -> Path:
     "The iclr26nb repository root (folder with its settings.ini), searched upward from `start` (default: cwd)."
     here = Path(start or os.getcwd()).resolve()
-    for p in (here, *here.parents):
+    for p in (here, *here.parents, _pkg_root()):
         ini = p/"settings.ini"
         if ini.exists() and "lib_name = iclr26nb" in ini.read_text(encoding="utf-8"): return p
-    pkg = Path(__file__).resolve().parents[2]
-    if (pkg/"settings.ini").exists(): return pkg
-    raise FileNotFoundError(f"no iclr26nb settings.ini above {here}; pass out=... explicitly")
+    raise ValueError(f"not inside an iclr26nb checkout (no iclr26nb settings.ini above {here}): run this from a clone "
+                     "of the repository, or give an explicit output folder (OUT=... / --out ...)")
 
 # %% ../../nbs/00_core/00b_params.ipynb #705a6ef8
+def _show(v):
+    "Paths print relative to the repository (or as their last part), so pages never show a machine's folders."
+    if not isinstance(v, Path): return repr(v)
+    try: return repr(str(v.resolve().relative_to(repo_root())))
+    except ValueError: return repr(f"…/{v.name}")
+
 class Config(dict):
     "A dict with attribute access; unknown attributes raise AttributeError listing the known keys."
     def __getattr__(self, k):
@@ -32,7 +41,7 @@ class Config(dict):
     def __setattr__(self, k, v): raise AttributeError("Config is read-only; pass values to resolve()")
     def __repr__(self):
         w = max(map(len, self)) if self else 0
-        return "\n".join(f"{k:<{w}} = {v!r}" for k, v in self.items())
+        return "\n".join(f"{k:<{w}} = {_show(v)}" for k, v in self.items())
 
 # %% ../../nbs/00_core/00b_params.ipynb #f3a001ff
 MODES = ("smoke", "full")
@@ -47,7 +56,8 @@ def _same_kind(a, b) -> bool:
 
 # %% ../../nbs/00_core/00b_params.ipynb #f518bad5
 def resolve(mode: str, *, smoke: dict, full: dict, slug: str | None = None, seed: int = 0,
-            device: str | torch.device = "auto", out: str | os.PathLike | None = None, **common) -> Config:
+            device: str | torch.device = "auto", out: str | os.PathLike | None = None,
+            seeds: list[int] | None = None, **common) -> Config:
     "Pick the `smoke` or `full` sizes for `mode`, add seed, device, output folder and `common` settings."
     set_threads()                                   # honour env THREADS (the test harness runs 1 thread per kernel)
     if mode not in MODES: raise ValueError(f"MODE must be one of {MODES}, got {mode!r}")
@@ -64,11 +74,20 @@ def resolve(mode: str, *, smoke: dict, full: dict, slug: str | None = None, seed
     if isinstance(seed, bool) or not isinstance(seed, int): raise ValueError(f"SEED must be an int, got {seed!r}")
     if out is not None and not isinstance(out, (str, os.PathLike)):
         raise ValueError(f"OUT must be None or a path, got {type(out).__name__}")
+    chosen = dict(smoke if mode == "smoke" else full)
+    if seeds is not None: chosen["seeds"] = _check_seeds(seeds, chosen)
     if out is not None: out = Path(out)
     elif mode == "smoke": out = Path(tempfile.mkdtemp(prefix=f"iclr26nb-{slug or 'run'}-"))
     elif slug is None: raise ValueError("full mode needs slug='NN_name' (results/<slug>/) or an explicit out=")
     else: out = repo_root()/"results"/slug
     out.mkdir(parents=True, exist_ok=True)
-    chosen = smoke if mode == "smoke" else full
     return Config(mode=mode, is_full=mode == "full", slug=slug, seed=seed, device=get_device(device),
                   out=out, **common, **chosen)
+
+def _check_seeds(seeds, chosen: dict) -> list[int]:
+    "SEEDS overrides the mode's `seeds` list (a sweep runs a subset per task); it must be a non-empty list of ints."
+    if "seeds" not in chosen: raise ValueError("SEEDS was given but the settings have no 'seeds' key to override")
+    if not isinstance(seeds, (list, tuple)) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise ValueError(f"SEEDS must be None or a non-empty list of ints, got {seeds!r}")
+    if len(set(seeds)) != len(seeds): raise ValueError(f"SEEDS must not repeat a seed, got {list(seeds)}")
+    return list(seeds)

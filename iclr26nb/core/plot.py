@@ -13,7 +13,7 @@ import pandas as pd
 from .runtime import atomic_write
 
 # %% auto #0
-__all__ = ['SIZES', 'STYLE', 'PALETTE', 'use_style', 'new_fig', 'method_colors', 'band_plot', 'savefig']
+__all__ = ['SIZES', 'STYLE', 'PALETTE', 'use_style', 'new_fig', 'method_colors', 'set_method_colors', 'band_plot', 'savefig']
 
 # %% ../../nbs/00_core/00d_plot.ipynb #85b41bd5
 SIZES = dict(single=(4.8, 3.4), wide=(10.0, 3.4))
@@ -33,11 +33,24 @@ def new_fig(kind: str = "single", ncols: int = 1, nrows: int = 1, **kw):
     use_style()
     return plt.subplots(nrows, ncols, figsize=(w, h * nrows), squeeze=ncols * nrows == 1, **kw)
 
+_COLOR_OF: dict = {}                                       # method name -> colour, for the whole page (kernel)
+
 def method_colors(names) -> dict:
-    "Stable colours: the i-th name of the list always gets the i-th palette colour."
+    "One colour per method name for the whole page: a name keeps its first colour; a new name takes the next free one."
     names = list(dict.fromkeys(names))
     if len(names) > len(PALETTE): raise ValueError(f"at most {len(PALETTE)} methods per figure, got {len(names)}")
-    return {n: PALETTE[i] for i, n in enumerate(names)}
+    taken = {_COLOR_OF[n] for n in names if n in _COLOR_OF}
+    for n in names:
+        if n in _COLOR_OF: continue
+        free = [c for c in PALETTE if c not in set(_COLOR_OF.values())] or [c for c in PALETTE if c not in taken]
+        _COLOR_OF[n] = free[0]; taken.add(free[0])
+    return {n: _COLOR_OF[n] for n in names}
+
+def set_method_colors(colors: dict | None = None):
+    "Fix colours for some names (e.g. the paper's method in red), or forget every assignment with `None`."
+    if colors is None: _COLOR_OF.clear(); return
+    if not isinstance(colors, dict): raise TypeError(f"colors must be a dict name -> colour, got {type(colors).__name__}")
+    _COLOR_OF.update(colors)
 
 # %% ../../nbs/00_core/00d_plot.ipynb #bf2ff0a2
 def band_plot(ax, df: pd.DataFrame, x: str, y: str = "value", hue: str = "method", colors: dict | None = None,

@@ -11,13 +11,21 @@ import pandas as pd
 from .params import repo_root
 
 # %% auto #0
-__all__ = ['PAPERS', 'CORE', 'Paper', 'get_paper', 'series_notebooks', 'read_results', 'series_status', 'scoreboard']
+__all__ = ['PAPERS', 'CORE', 'VERDICT_FILTERS', 'FORMATS', 'Paper', 'get_paper', 'series_notebooks', 'read_results',
+           'series_status', 'scoreboard_table', 'scoreboard']
 
 # %% ../../nbs/00_core/00p_registry.ipynb #4789b5bc
 @dataclass(frozen=True)
 class Paper:
-    "One paper of the list: number, slug, title and a one-line summary (ours)."
-    nn: int; slug: str; title: str; summary: str
+    "One paper of the list: number, slug, title, a one-line summary (ours) and what one task of its full run needs."
+    nn: int                  # the paper's place in the list (01..19), never renumbered
+    slug: str                # names the folder nbs/NN_slug/, the module iclr26nb.slug and results/NN_slug/
+    title: str               # the paper's title
+    summary: str             # one line, our words
+    cpus: int = 1            # per task of a sweep (one seed of the experiments notebook) ...
+    gpus: int = 0            # ... GPUs it can use (0: CPU-only by design) ...
+    mem_gb: int = 4          # ... memory ...
+    time_min: int = 60       # ... and a wall-time limit for cluster schedulers
     @property
     def folder(self) -> str: return f"{self.nn:02d}_{self.slug}"
 
@@ -99,17 +107,33 @@ def series_status(root: str | Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("nn")
 
 # %% ../../nbs/00_core/00p_registry.ipynb #3537ad17
-def scoreboard(root: str | Path | None = None, fmt: str = "markdown") -> str:
-    "All published verdict tables as one Markdown or HTML table."
-    if fmt not in ("markdown", "html"): raise ValueError(f"fmt must be 'markdown' or 'html', got {fmt!r}")
+VERDICT_FILTERS = {"holds": "holds", "fails": "does not hold", "inconclusive": "inconclusive"}
+FORMATS = ("markdown", "md", "csv", "json", "html")
+
+def scoreboard_table(root: str | Path | None = None, slug: str | None = None, verdict: str | None = None) -> pd.DataFrame:
+    "Every published claim (one row each) read from results/, optionally for one series and one verdict."
+    if verdict is not None and verdict not in VERDICT_FILTERS:
+        raise ValueError(f"verdict must be one of {sorted(VERDICT_FILTERS)}, got {verdict!r}")
+    papers = PAPERS if slug is None else (get_paper(slug),)
     rows = []
-    for p in PAPERS:
-        res = read_results(p, root)
-        for c in (res or {}).get("claims", []):
+    for p in papers:
+        for c in (read_results(p, root) or {}).get("claims", []):
+            if verdict is not None and c["status"] != VERDICT_FILTERS[verdict]: continue
             rows.append({"series": p.folder, "id": c["id"], "claim": f"{c['text']} ({c['source']})",
-                         "paper": c.get("paper", ""), "ours": c["ours"], "test": c["test"], "verdict": c["status"]})
-    df = pd.DataFrame(rows, columns=["series", "id", "claim", "paper", "ours", "test", "verdict"])
+                         "paper": c.get("paper", ""), "ours": c["ours"], "baseline": c.get("baseline", ""),
+                         "difference": c.get("diff", ""), "test": c["test"], "rule": c.get("rule_str", c.get("rule", "")),
+                         "verdict": c.get("verdict", c["status"]), "status": c["status"]})
+    return pd.DataFrame(rows, columns=["series", "id", "claim", "paper", "ours", "baseline", "difference", "test",
+                                       "rule", "verdict", "status"])
+
+def scoreboard(root: str | Path | None = None, fmt: str = "markdown", slug: str | None = None,
+               verdict: str | None = None) -> str:
+    "The published verdicts as one table: Markdown (md), CSV, JSON or HTML."
+    if fmt not in FORMATS: raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")
+    df = scoreboard_table(root, slug, verdict)
+    if fmt == "csv": return df.to_csv(index=False)
+    if fmt == "json": return df.to_json(orient="records", indent=1, force_ascii=False)
+    df = df.drop(columns="status")
     if fmt == "html": return df.to_html(index=False, escape=True)
-    head = "| " + " | ".join(df.columns) + " |\n|" + "---|" * len(df.columns) + "\n"
-    esc = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
-    return head + "".join("| " + " | ".join(esc(v) for v in r) + " |\n" for r in df.itertuples(index=False))
+    from iclr26nb.core.verdict import markdown_table
+    return markdown_table(df, index=False)

@@ -11,7 +11,7 @@ import torch
 from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['get_device', 'seed_everything', 'set_threads', 'Timer', 'progress', 'atomic_write', 'env_info']
+__all__ = ['get_device', 'seed_everything', 'set_threads', 'seeded', 'Timer', 'progress', 'atomic_write', 'env_info']
 
 # %% ../../nbs/00_core/00a_runtime.ipynb #b4fd688d
 _DEVICE_KINDS = ("auto", "cpu", "cuda", "cuda:<index>", "mps")
@@ -37,14 +37,18 @@ def get_device(device: str | torch.device = "auto") -> torch.device:
     raise ValueError(f"unknown device {device!r}; allowed: {', '.join(_DEVICE_KINDS)}")
 
 # %% ../../nbs/00_core/00a_runtime.ipynb #5c7c7520
-def seed_everything(seed: int) -> int:
-    "Seed python, numpy and torch (CPU and CUDA) global generators with `seed`; returns it."
+def _check_seed(seed) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     if not 0 <= seed < 2**32: raise ValueError(f"seed must be in [0, 2**32), got {seed}")
-    random.seed(int(seed)); np.random.seed(int(seed)); torch.manual_seed(int(seed))
-    if torch.cuda.is_available(): torch.cuda.manual_seed_all(int(seed))
     return int(seed)
+
+def seed_everything(seed: int) -> int:
+    "Seed python, numpy and torch (CPU and CUDA) global generators with `seed`; returns it."
+    seed = _check_seed(seed)
+    random.seed(seed); np.random.seed(seed); torch.manual_seed(seed)
+    if torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)
+    return seed
 
 def set_threads(n: int | None = None) -> int:
     "Set torch's and numpy's (BLAS) threads to `n` (or env THREADS when `n` is None); returns torch's count."
@@ -57,6 +61,17 @@ def set_threads(n: int | None = None) -> int:
     from threadpoolctl import threadpool_limits
     threadpool_limits(limits=n)                  # numpy's BLAS/OpenMP pools too: oversubscription is costly
     return torch.get_num_threads()
+
+# %% ../../nbs/00_core/00a_runtime.ipynb #171cbe36
+@contextlib.contextmanager
+def seeded(seed: int, device: str | torch.device | None = None):
+    "Seed torch's generators inside the block only (state restored on exit); yields a numpy Generator seeded alike."
+    seed = _check_seed(seed)
+    devs = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    if device is not None: get_device(device)            # validate early: an unknown device is an error here too
+    with torch.random.fork_rng(devices=devs):
+        torch.manual_seed(seed)                            # why: scoped by fork_rng, undone when the block ends
+        yield np.random.default_rng(seed)
 
 # %% ../../nbs/00_core/00a_runtime.ipynb #8754ecf9
 class Timer:

@@ -10,6 +10,8 @@ import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
+from ..core.runtime import seeded
+from ..core.train import fit, sgd_step
 
 # %% ../../nbs/00_core/00i_gen_metrics.ipynb #8a71aecc
 def load_digits_tensor(split: str = "train", size: int = 8, seed: int = 0, n_test: int = 297):
@@ -49,15 +51,14 @@ def train_feature_net(x, y, steps: int = 1500, batch: int = 128, lr: float = 2e-
     "Fit a `DigitsFeatureNet` on (x,y) with light Gaussian input noise (robust to sample noise), return it frozen (eval)."
     if len(x) != len(y): raise ValueError(f"x and y lengths differ: {len(x)} vs {len(y)}")
     g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)  # init of the layers
-    net = DigitsFeatureNet(shape=tuple(x.shape[1:])).to(device)
+    with seeded(seed): net = DigitsFeatureNet(shape=tuple(x.shape[1:])).to(device)     # seeded layer init
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     x, y = x.to(device), y.to(device)
-    for i in range(steps):
+    def step(i):
         idx = torch.randint(0, len(x), (batch,), generator=g)
-        xb = x[idx] + noise * torch.randn(x[idx].shape, generator=g).to(device)
-        loss = F.cross_entropy(net(xb), y[idx])
-        opt.zero_grad(); loss.backward(); opt.step()
+        xb = x[idx] + noise * torch.randn(x[idx].shape, generator=g).to(device)    # light input noise
+        return dict(loss=sgd_step(net, opt, F.cross_entropy(net(xb), y[idx])))
+    fit(step, steps, log_every=max(1, steps // 20), desc="feature net", verbose=False)
     return net.eval().requires_grad_(False)
 
 # %% ../../nbs/00_core/00i_gen_metrics.ipynb #46e2bc89

@@ -12,6 +12,7 @@ from typing import Sequence
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from ..core.runtime import seeded
 
 # %% ../../nbs/00_core/00g_tiny_lm.ipynb #00aa90f5
 @dataclass
@@ -122,8 +123,7 @@ class TinyLM(nn.Module):
         super().__init__()
         if not isinstance(config, TinyLMConfig): raise TypeError(f"config must be TinyLMConfig, got {type(config).__name__}")
         self.config = c = config
-        with torch.random.fork_rng(devices=[]):       # seeded init that leaves the global RNG untouched
-            if seed is not None: torch.manual_seed(seed)
+        with seeded(seed) if seed is not None else torch.random.fork_rng(devices=[]):   # init leaves the caller's RNG untouched
             self.tok_emb = nn.Embedding(c.vocab_size, c.d_model)
             self.blocks = nn.ModuleList([Block(c) for _ in range(c.n_layers)])
             self.norm = RMSNorm(c.d_model, c.norm_eps)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core/00r_cli.ipynb #8f7685a9
 from __future__ import annotations
-import argparse, contextlib, datetime, os, shutil, subprocess, sys
+import argparse, contextlib, datetime, json, os, shutil, subprocess, sys
 from pathlib import Path
 import nbformat
 from jupyter_client.manager import KernelManager
@@ -15,7 +15,7 @@ from .core.runtime import Timer, atomic_write, env_info, get_device, progress
 
 # %% auto #0
 __all__ = ['KERNEL_MANAGER', 'PUBLISHED_TAG', 'EncryptedKernelManager', 'has_parameters', 'execute', 'run_notebook',
-           'publish_note', 'run_series', 'main']
+           'publish_note', 'run_series', 'parse_grid', 'sweep_series', 'main']
 
 # %% ../nbs/00_core/00r_cli.ipynb #fc84b446
 class EncryptedKernelManager(KernelManager):
@@ -65,12 +65,12 @@ def run_notebook(nb: Path, out_nb: Path, mode: str = "smoke", device: str = "aut
 PUBLISHED_TAG = "published-run"
 
 def publish_note(nb: nbformat.NotebookNode, mode: str, device: str, wall_s: float, date: str | None = None,
-                 results: str | None = None) -> nbformat.NotebookNode:
+                 results: str | None = None, extra: str = "") -> nbformat.NotebookNode:
     "Replace papermill's injected-parameters cell (or add after the parameters cell) by a note of the run."
     info = env_info(device); dev = info.get("gpu", info["device"])
     text = (f"**Published run.** The outputs on this page come from the `{mode}` run of {date or datetime.date.today().isoformat()} "
             f"on `{dev}` ({info['threads']} thread{'s' * (info['threads'] != 1)}, torch {info['torch']}), wall time "
-            f"{wall_s / 60:.1f} min" + (f"; its numbers are in `{results}`" if results else "") + ". Running the notebook "
+            f"{wall_s / 60:.1f} min" + (f"; its numbers are in `{results}`" if results else "") + ". " + (extra + " " if extra else "") + "Running the notebook "
             'yourself runs the `smoke` setting; set `MODE = "full"` in the parameters cell for the full one.')
     note = nbformat.v4.new_markdown_cell(text); note.metadata["tags"] = [PUBLISHED_TAG]
     tags = lambda c: c.get("metadata", {}).get("tags", [])
@@ -124,6 +124,66 @@ def run_series(key: str, mode: str = "smoke", device: str = "auto", out: str | P
         recs.append(rec)
     return recs
 
+# %% ../nbs/00_core/00r_cli.ipynb #9006cddc
+def parse_grid(items: list[str] | None) -> dict:
+    "`['lr=0.1,0.01', 'width=64']` -> {'lr': [0.1, 0.01], 'width': [64]}; values are Python literals (else strings)."
+    import ast
+    out = {}
+    for it in items or []:
+        k, sep, vs = it.partition("=")
+        if not sep or not k.strip().isidentifier() or not vs: raise ValueError(f"--grid takes KEY=v1,v2,..., got {it!r}")
+        def lit(v):
+            try: return ast.literal_eval(v)
+            except (ValueError, SyntaxError): return v
+        out[k.strip()] = [lit(v.strip()) for v in vs.split(",")]
+    return out
+
+# %% ../nbs/00_core/00r_cli.ipynb #cdeb4a63
+def sweep_series(key: str, mode: str = "full", device: str = "auto", executor: str = "local", workers: int = 2,
+                 scheduler: str | None = None, chunk: int = 1, seeds: list[int] | None = None, grid: dict | None = None,
+                 retries: int = 2, name: str | None = None, inplace: bool = False, root: Path | None = None) -> list[dict]:
+    "Split each experiments notebook of a series into tasks, run them, merge and judge; one record per notebook."
+    from iclr26nb.core.sweep import Executor, merge_sweep, plan_tasks, run_sweep
+    if inplace and (mode != "full" or grid): raise ValueError("--inplace publishes a judged full run: --mode full and no --grid")
+    get_device(device); root = Path(root or repo_root()); p = get_paper(key)
+    nbs = [nb for nb in series_notebooks(p, root) if has_parameters(nb)]
+    if not nbs: raise ValueError(f"series {key!r} has no experiments notebook to split under {root/'nbs'}")
+    recs = []
+    for nb in nbs:
+        folder = root/"runs"/"sweep"/(name or f"{p.folder}-{mode}")/nb.stem
+        tasks = plan_tasks(nb, folder/"tasks", mode, device, seeds, chunk, grid)
+        with Executor(executor, workers, scheduler, folder=folder, resources=dict(cpus=p.cpus, gpus=p.gpus, mem_gb=p.mem_gb, time_min=p.time_min)) as ex:
+            res = run_sweep(tasks, ex, folder, retries=retries, desc=f"{p.slug} {nb.stem}")
+        merged = merge_sweep(tasks, mode); merged["summary"].to_csv(folder/"summary.csv", index=False)
+        rec = dict(series=p.folder, notebook=nb.name, folder=str(folder), tasks=len(tasks), done=len(res["done"]),
+                   skipped=len(res["skipped"]), failed=res["failed"], merged=merged)
+        if inplace and not merged["missing"]: _publish_split(nb, root, p.folder, tasks, merged, executor, mode, device)
+        recs.append(rec)
+    return recs
+
+# %% ../nbs/00_core/00r_cli.ipynb #a9062cb7
+def _publish_split(nb: Path, root: Path, folder: str, tasks, merged: dict, executor: str, mode: str, device: str):
+    "Publish a judged split run: merged results/ file, and the first task's notebook showing the merged verdicts."
+    from iclr26nb.core.sweep import save_merged
+    from iclr26nb.core.verdict import verdict_table
+    res = root/"results"/folder/f"{mode}.json"; restore = _restore_on_failure(res)
+    try:
+        save_merged(merged, res, mode, folder, tasks, executor)
+        book = nbformat.read(Path(tasks[0].out)/nb.name, as_version=4)
+        vt = verdict_table(merged["claims"], merged["table"], mode)
+        cell = next(c for c in book.cells if c.cell_type == "code" and "verdict_table(" in c.source)
+        cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/html": vt._repr_html_(), "text/plain": repr(vt)},
+                                               execution_count=cell.get("execution_count"))]
+        seeds = sorted({s for t in tasks for s in t.seeds})
+        book = publish_note(book, mode, device, sum(json.loads((Path(t.out)/"done.json").read_text())["seconds"] for t in tasks),
+                            results=str(res.relative_to(root)), extra=(f"The run was split into {len(tasks)} tasks on the `{executor}` "
+                            f"executor; the verdict table covers all seeds {seeds}, the other outputs come from the task that ran "
+                            f"seeds {tasks[0].seeds}."))
+        with atomic_write(nb) as f: nbformat.write(book, f)
+        subprocess.run(["nbdev_clean", "--fname", str(nb)], cwd=root, check=True, capture_output=True)
+    except BaseException:
+        restore(); raise
+
 # %% ../nbs/00_core/00r_cli.ipynb #0a210ee4
 def _print_runs(recs):
     for r in recs:
@@ -142,8 +202,23 @@ def _cmd_list(a):
     return 0
 
 def _cmd_run(a):
+    if a.split is None and (a.grid or a.executor != "local" or a.scheduler or a.seeds):
+        raise ValueError("--grid, --executor, --scheduler and --seeds go with --split seeds")
+    if a.split is not None: return _cmd_sweep(a)
     recs = run_series(a.slug, a.mode, a.device, a.out, a.inplace, only=a.only); _print_runs(recs)
     return 0 if all(r["ok"] for r in recs) else 1
+
+def _cmd_sweep(a):
+    seeds = [int(s) for s in a.seeds.split(",")] if a.seeds else None
+    recs = sweep_series(a.slug, a.mode, a.device, a.executor, a.workers, a.scheduler, a.chunk, seeds, parse_grid(a.grid),
+                        a.retries, a.name, a.inplace)
+    for r in recs:
+        m = r["merged"]; print(f"{r['series']}/{r['notebook']}: {r['done']} run, {r['skipped']} already done, "
+                               f"{len(r['failed'])} failed of {r['tasks']} tasks -> {r['folder']}")
+        for tid, err in r["failed"].items(): print(f"  FAILED {tid}: {err}")
+        if m["verdicts"] is not None:
+            for j in m["verdicts"]: print(f"  {j['id']:<6} {j['verdict']:<40} {j['ours']}")
+    return 0 if all(not r["failed"] and not r["merged"]["missing"] for r in recs) else 1
 
 def _cmd_scoreboard(a):
     print(scoreboard(fmt=a.format, slug=a.slug, verdict=a.verdict), end=""); return 0
@@ -176,6 +251,15 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default=None, help="folder for executed notebooks and results (default runs/<mode>/)")
     r.add_argument("--inplace", action="store_true", help="publish: outputs into the notebooks, numbers into results/")
     r.add_argument("--only", default=None, help="only notebooks whose file name contains this (e.g. 19b)")
+    r.add_argument("--split", choices=["seeds"], default=None, help="one task per seed chunk (a sweep)")
+    r.add_argument("--chunk", type=int, default=1, help="seeds per task (with --split)")
+    r.add_argument("--seeds", default=None, help="comma-separated seeds (default: the mode's seeds)")
+    r.add_argument("--grid", action="append", default=None, help="KEY=v1,v2: one task per value (repeatable)")
+    r.add_argument("--executor", choices=["local", "dask", "slurm"], default="local")
+    r.add_argument("--workers", type=int, default=2, help="parallel tasks (local, or LocalCluster workers)")
+    r.add_argument("--scheduler", default=None, help="a Dask scheduler address, e.g. tcp://host:8786")
+    r.add_argument("--retries", type=int, default=2, help="retries of a failed task")
+    r.add_argument("--name", default=None, help="sweep folder name under runs/sweep/ (re-use it to resume)")
     s = sub.add_parser("scoreboard", help="every published verdict in one table")
     s.add_argument("slug", nargs="?", default=None, help="one series only")
     s.add_argument("--verdict", choices=sorted(VERDICT_FILTERS), default=None)

@@ -98,7 +98,7 @@ def test_judge_disjoint_seeds_are_inconclusive_and_shown_paired():
     df = pd.concat([_tab([0.9, 0.1, 0.1], []), _tab([], [0.0])], ignore_index=True)
     j = judge(C1, df)
     assert j["verdict"] == "inconclusive (seeds differ)" and j["ours"].startswith("0.3667 ± ")
-    assert j["baseline"] == "0 (n=1)" and j["diff"] == "+0.9"            # the difference shown is on paired seeds
+    assert j["baseline_str"] == "0 (n=1)" and j["diff"] == "+0.9"            # the difference shown is on paired seeds
 
 
 def test_judge_min_n():

@@ -120,7 +120,7 @@ def scoreboard_table(root: str | Path | None = None, slug: str | None = None, ve
         for c in (read_results(p, root) or {}).get("claims", []):
             if verdict is not None and c["status"] != VERDICT_FILTERS[verdict]: continue
             rows.append({"series": p.folder, "id": c["id"], "claim": f"{c['text']} ({c['source']})",
-                         "paper": c.get("paper", ""), "ours": c["ours"], "baseline": c.get("baseline", ""),
+                         "paper": c.get("paper", ""), "ours": c["ours"], "baseline": c.get("baseline_str", ""),
                          "difference": c.get("diff", ""), "test": c["test"], "rule": c.get("rule_str", c.get("rule", "")),
                          "verdict": c.get("verdict", c["status"]), "status": c["status"]})
     return pd.DataFrame(rows, columns=["series", "id", "claim", "paper", "ours", "baseline", "difference", "test",

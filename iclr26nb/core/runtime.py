@@ -75,7 +75,9 @@ def seeded(seed: int, device: str | torch.device | None = None):
 
 # %% ../../nbs/00_core/00a_runtime.ipynb #8754ecf9
 class Timer:
-    "Wall-clock timer (context manager); `sync` = a device to synchronise (CUDA) before reading the clock."
+    """Wall-clock timer, as a context manager or with start()/stop(); `.elapsed` holds the last interval in seconds.
+
+    sync: a device (str or torch.device) synchronised before each clock reading, so CUDA work is timed, not launched."""
     def __init__(self, sync: str | torch.device | None = None):
         self.device = None if sync is None else (sync if isinstance(sync, torch.device) else torch.device(sync))
         self.elapsed, self._t0 = 0.0, None

@@ -104,7 +104,13 @@ def run_task(task: Task, timeout: int | None = None) -> dict:
 EXECUTORS = ("local", "dask", "slurm")
 
 class Executor:
-    "Runs sweep tasks: kind 'local' (this machine), 'dask' (LocalCluster or `scheduler` address) or 'slurm' (submitit)."
+    """Runs sweep tasks behind one `submit(fn, *args) -> Future` interface; a context manager.
+
+    kind: 'local' (threads driving kernel processes here), 'dask' (distributed) or 'slurm' (submitit);
+    workers: parallel tasks ('local') or LocalCluster workers ('dask' without `scheduler`);
+    scheduler: a Dask scheduler address (tcp://host:8786) instead of a LocalCluster; folder: submitit's log folder;
+    resources: cpus / gpus / mem_gb / time_min per task (from the registry); cluster: submitit's cluster
+    (None: SLURM when present, 'local' or 'debug' to test); slurm: extra SLURM parameters (e.g. partition)."""
     def __init__(self, kind: str = "local", workers: int = 2, scheduler: str | None = None, folder: str | Path | None = None,
                  resources: dict | None = None, cluster: str | None = None, slurm: dict | None = None):
         if kind not in EXECUTORS: raise ValueError(f"executor must be one of {EXECUTORS}, got {kind!r}")

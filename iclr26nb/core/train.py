@@ -17,7 +17,9 @@ __all__ = ['TIDY', 'History', 'Checkpoint', 'fit', 'sgd_step', 'run_seeds', 'com
 
 # %% ../../nbs/00_core/00c_train.ipynb #257e3d72
 class History:
-    "Rows logged by `fit`: `.df` (a DataFrame), `.last` (latest value of every key), `.plot(*keys)`."
+    """Rows logged by `fit`: `.df` (a DataFrame), `.last` (latest value of every key), `.plot(*keys)`, `.wall` (seconds).
+
+    rows: initial rows (dicts of scalars), e.g. restored from a checkpoint."""
     def __init__(self, rows: list[dict] | None = None): self.rows, self.wall = list(rows or []), 0.0
     def log(self, row: dict): self.rows.append(dict(row))
     def __len__(self): return len(self.rows)
@@ -42,7 +44,10 @@ class History:
 
 # %% ../../nbs/00_core/00c_train.ipynb #2998ca64
 class Checkpoint:
-    "Save/restore `objects` (name -> has state_dict) + history + step + torch RNG to `path` every `every` steps."
+    """Save/restore `objects` + history + step + torch RNG to `path` every `every` steps (atomic writes), for `fit(checkpoint=...)`.
+
+    path: the checkpoint file; objects: name -> object with state_dict/load_state_dict (model, optimiser, scheduler);
+    every: steps between saves (the last step and an early stop always save)."""
     def __init__(self, path: str | os.PathLike, objects: dict, every: int = 100):
         if not isinstance(every, int) or every < 1: raise ValueError(f"every must be a positive int, got {every!r}")
         for k, o in objects.items():

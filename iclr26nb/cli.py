@@ -14,7 +14,7 @@ from .core.registry import (CORE, FORMATS, PAPERS, VERDICT_FILTERS, get_paper, s
 from .core.runtime import Timer, atomic_write, env_info, get_device, progress
 
 # %% auto #0
-__all__ = ['KERNEL_MANAGER', 'PUBLISHED_TAG', 'EncryptedKernelManager', 'has_parameters', 'execute', 'run_notebook',
+__all__ = ['KERNEL_MANAGER', 'INLINE', 'PUBLISHED_TAG', 'EncryptedKernelManager', 'has_parameters', 'execute', 'run_notebook',
            'publish_note', 'run_series', 'parse_grid', 'sweep_series', 'main']
 
 # %% ../nbs/00_core/00r_cli.ipynb #fc84b446
@@ -42,11 +42,13 @@ def _env(**kv):
             if v is None: os.environ.pop(k, None)
             else: os.environ[k] = v
 
+INLINE = "module://matplotlib_inline.backend_inline"     # figures are saved in the outputs even when MPLBACKEND=Agg is set
+
 def execute(nb: Path, out_nb: Path, parameters: dict | None = None, timeout: int | None = None) -> float:
-    "Run one notebook with papermill in its own folder (encrypted kernel, progress bars off); returns seconds."
+    "Run one notebook with papermill in its own folder (encrypted kernel, inline figures, progress bars off); returns seconds."
     import papermill as pm
     Path(out_nb).parent.mkdir(parents=True, exist_ok=True)
-    with _env(ICLR26NB_PROGRESS="0"), Timer() as t:
+    with _env(ICLR26NB_PROGRESS="0", MPLBACKEND=INLINE), Timer() as t:
         pm.execute_notebook(str(nb), str(out_nb), parameters=parameters or {}, cwd=str(Path(nb).parent),
                             kernel_name="python3", progress_bar=False, execution_timeout=timeout,
                             kernel_manager_class=KERNEL_MANAGER)

@@ -105,3 +105,13 @@ def test_nbdev_never_rewrites_the_readme():
     target = NBS/cp["DEFAULT"]["readme_nb"]
     assert not target.exists(), f"readme_nb = {target.name} exists, so nbdev_docs would overwrite the hand-written README"
     assert _doc_mtime_not_older(ROOT/"README.md", target) is True
+
+
+def test_figures_are_saved_even_with_agg(tmp_path, monkeypatch):
+    "MPLBACKEND=Agg (as CI sets it) must not strip inline figures from executed or published notebooks."
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = tmp_path/"f.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.plot([1, 2]);")],
+                   metadata=dict(kernelspec=dict(name="python3", display_name="Python 3", language="python"))), nb)
+    execute(nb, tmp_path/"o.ipynb")
+    assert any("image/png" in o.get("data", {}) for o in read(tmp_path/"o.ipynb").cells[0].outputs)

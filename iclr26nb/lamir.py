@@ -14,8 +14,8 @@ import torch.nn.functional as F
 from open_spiel.python import observation as os_obs
 from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import cfr as os_cfr, exploitability as os_expl
-from .core.runtime import get_device
-from .core.train import fit
+from .core.runtime import get_device, seeded
+from .core.train import fit, sgd_step
 
 # %% auto #0
 __all__ = ['goofspiel', 'SimTree', 'enumerate_game', 'solve_cfr', 'best_response_value', 'exploitability', 'match_outcomes',
@@ -33,7 +33,10 @@ def goofspiel(num_cards: int = 3) -> pyspiel.Game:
 
 @dataclass
 class SimTree:
-    "A two-player zero-sum simultaneous-move tree stored level by level (arrays), for vectorised CFR."
+    """A two-player zero-sum simultaneous-move tree stored level by level (arrays), for vectorised CFR.
+
+    n_actions: A, the number of distinct actions per player; parent, a, w, term, payoff, iset: per-level arrays
+    (see the field comments); legal: per-player (n_isets, A) masks; names: per-player infoset keys."""
     n_actions: int
     parent: list      # per level: index of the parent history in the previous level (-1 at the root)
     a: list           # per level: (n, 2) joint action that led here from the parent
@@ -173,8 +176,20 @@ def best_response_value(tree: SimTree, sig: list, p: int) -> float:
         u[d] = np.where(tree.term[d], sgn * tree.payoff[d], np.bincount(par, base * keep, minlength=len(tree.parent[d])))
     return float(u[0][0])
 
+def _check_strategy(tree: SimTree, sig: list, tol: float = 1e-6):
+    "sig must hold, per player, an (n_isets, A) array of distributions over each infoset's legal actions."
+    if not isinstance(sig, (list, tuple)) or len(sig) != 2: raise ValueError("sig must be a list of two per-player arrays")
+    for p in range(2):
+        s = np.asarray(sig[p]); L = tree.legal[p]
+        if s.shape != L.shape: raise ValueError(f"sig[{p}] must have shape {L.shape} (infosets, actions), got {s.shape}")
+        if not np.isfinite(s).all() or (s < -tol).any(): raise ValueError(f"sig[{p}] has negative or non-finite probabilities")
+        if (np.abs(s[~L]) > tol).any(): raise ValueError(f"sig[{p}] puts mass on illegal actions")
+        bad = np.abs(s.sum(1) - 1) > tol
+        if bad.any(): raise ValueError(f"sig[{p}] rows must sum to 1 (infoset {int(np.argmax(bad))} sums to {s.sum(1)[bad][0]:.6g})")
+
 def exploitability(tree: SimTree, sig: list) -> float:
-    "OpenSpiel's convention: NashConv / 2 = (BR_1 + BR_2) / 2 for a zero-sum game."
+    "OpenSpiel's convention: NashConv / 2 = (BR_1 + BR_2) / 2 for a zero-sum game; sig must be legal distributions."
+    _check_strategy(tree, sig)
     return 0.5 * (best_response_value(tree, sig, 0) + best_response_value(tree, sig, 1))
 
 # %% ../nbs/19_lamir/19a_method.ipynb #1ba740d2
@@ -241,7 +256,11 @@ def sample_transitions(tree: SimTree, H: dict, sig: list, n_episodes: int, eps: 
 def _mlp(i, o, h=64): return nn.Sequential(nn.Linear(i, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(), nn.Linear(h, o))
 
 class LAMIRModel(nn.Module):
-    "Learned abstraction (encoder E_p + per-public-state centers), index-based dynamics and legal-action heads."
+    """Learned abstraction (encoder E_p + per-public-state centers), index-based dynamics and legal-action heads.
+
+    ps_dim: public-state tensor width; obs_dim: infoset-tensor width; feat_dim: clustering-feature width;
+    n_actions: A; n_ps: number of public states (the dynamics head's classes); K: abstract infosets per public state;
+    hidden: MLP width."""
     def __init__(self, ps_dim, obs_dim, feat_dim, n_actions, n_ps, K, hidden=64):
         super().__init__()
         if K < 1: raise ValueError(f"K (abstract infosets per public state) must be >= 1, got {K}")
@@ -301,11 +320,22 @@ def infoset_features(tree: SimTree, H: dict, sig: list, kind: str = "infoset") -
 
 @dataclass
 class LAMIRConfig:
+    """Training settings of `train_lamir`.
+
+    K: abstract infosets per public state; features: 'infoset' or 'policy_value' clustering features; hidden: MLP width;
+    steps: Adam steps; batch: transitions per step; episodes: base-agent trajectories sampled; eps: exploration rate;
+    lr: Adam learning rate; tau, tau_start: final and initial soft-assignment temperature;
+    abstraction_frac: share of the steps spent on the abstraction phase."""
     K: int = 3; features: str = "infoset"; hidden: int = 64; steps: int = 1000; batch: int = 256
     episodes: int = 2000; eps: float = 0.2; lr: float = 3e-3; tau: float = 0.05; tau_start: float = 4.0
     abstraction_frac: float = 0.6    # first part of training: abstraction only; then dynamics/legal on frozen clusters
     def __post_init__(self):
-        if self.K < 1 or self.steps < 1 or self.batch < 1 or self.episodes < 1:
+        for k in ("K", "hidden", "steps", "batch", "episodes"):
+            v = getattr(self, k)
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool): raise TypeError(f"{k} must be an int, got {v!r}")
+        if not 0 <= self.eps <= 1: raise ValueError(f"eps must be in [0, 1], got {self.eps!r}")
+        if not self.lr > 0: raise ValueError(f"lr must be > 0, got {self.lr!r}")
+        if self.K < 1 or self.steps < 1 or self.batch < 1 or self.episodes < 1 or self.hidden < 1:
             raise ValueError("K, steps, batch and episodes must be >= 1")
         if not 0 < self.tau <= self.tau_start: raise ValueError("need 0 < tau <= tau_start")
         if not 0 < self.abstraction_frac < 1: raise ValueError("abstraction_frac must be in (0, 1)")
@@ -314,7 +344,10 @@ class LAMIRConfig:
 # %% ../nbs/19_lamir/19a_method.ipynb #724c86cc
 def train_lamir(tree: SimTree, H: dict, base: list, cfg: LAMIRConfig, seed: int = 0, device="auto", verbose=False):
     "Sample trajectories with the base agent, then fit the abstraction, dynamics and legal heads jointly."
-    dev = get_device(device); g = torch.Generator().manual_seed(seed); torch.manual_seed(seed)
+    with seeded(seed): return _train_lamir(tree, H, base, cfg, seed, device, verbose)   # model init under the seed
+
+def _train_lamir(tree, H, base, cfg, seed, device, verbose):
+    dev = get_device(device); g = torch.Generator().manual_seed(seed)
     steps = sample_transitions(tree, H, base, cfg.episodes, cfg.eps, seed)
     feat = infoset_features(tree, H, base, cfg.features)
     T = lambda x, dt=torch.float32: torch.as_tensor(np.asarray(x), dtype=dt, device=dev)
@@ -332,8 +365,7 @@ def train_lamir(tree: SimTree, H: dict, base: list, cfg: LAMIRConfig, seed: int 
         n_abs = int(cfg.abstraction_frac * cfg.steps); phase = "abstraction" if i < n_abs else "model"
         tau = cfg.tau_start * (cfg.tau / cfg.tau_start) ** min(1.0, i / (0.7 * n_abs))   # annealed temperature
         L = model_losses(m, {k: pick(v) for k, v in data.items()}, tau, phase); loss = sum(L.values())
-        opt.zero_grad(set_to_none=True); loss.backward(); nn.utils.clip_grad_norm_(m.parameters(), 100.0); opt.step()
-        return {f"loss_{phase}": loss.item()}
+        return {f"loss_{phase}": sgd_step(m, opt, loss, clip=100.0)}
     hist = fit(step, cfg.steps, log_every=50, desc=f"LAMIR K={cfg.K} seed {seed}", verbose=verbose)
     return m.eval(), hist
 

@@ -5,26 +5,28 @@
 # %% auto #0
 __all__ = ['SkipSchedule', 'expected_token_layer_evals', 'SamplerConfig', 'GenResult', 'TinyMDLM', 'task_tokenizer',
            'make_kv_task', 'make_sort_task', 'mdlm_loss', 'train_tiny_mdlm', 'generate_vanilla', 'generate_dual_cache',
-           'relative_change', 'importance_score', 'generate_es', 'generate_dllm_cache', 'redundancy_stats', 'evaluate',
-           'save_llada_standin', 'load_llada']
+           'relative_change', 'importance_score', 'generate_es', 'reference_es_generate', 'generate_dllm_cache',
+           'redundancy_stats', 'evaluate', 'profile_split', 'save_llada_standin', 'load_llada']
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #b7b15442
-import math, time
+import contextlib, math
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from .models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer
-from .core.runtime import get_device
+from .models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer, KVCache, apply_rope
+from .core.runtime import get_device, Timer
 from .core.train import fit, sgd_step
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #6baf6abe
 @dataclass
 class SkipSchedule:
-    "(keep_fraction, relative_depth) pairs; the paper default keeps 1, then 1/2 from depth 1/8, then 1/4 from depth 1/4."
-    steps: tuple = ((1.0, 0.0), (0.5, 0.125), (0.25, 0.25))
+    """(keep_fraction, relative_depth) pairs; the paper default keeps 1, then 1/2 from depth 1/8, then 1/4 from depth 1/4.
+
+    steps: pairs (p, depth) with p in (0, 1] non-increasing and depth in [0, 1) strictly increasing, the first depth 0."""
+    steps: tuple = ((1.0, 0.0), (0.5, 0.125), (0.25, 0.25))   # (keep fraction p, relative depth) pairs
     def __post_init__(self):
         st = tuple(tuple(float(v) for v in s) for s in self.steps)
         if not st or any(len(s) != 2 for s in st): raise ValueError("steps must be a non-empty sequence of (keep_fraction, depth) pairs")
@@ -59,14 +61,19 @@ def expected_token_layer_evals(schedule: SkipSchedule, n_layers: int, n_fwd: int
 # %% ../nbs/04_es_dllm/04a_method.ipynb #ca91b373
 @dataclass
 class SamplerConfig:
-    "Decoding settings shared by all samplers."
+    """Decoding settings shared by all samplers.
+
+    gen_length: G, generated positions; block_length: B_k, a divisor of G; tokens_per_step: tokens unmasked per step
+    (a divisor of B_k; ignored with parallel_threshold); temperature: 0 greedy, > 0 Gumbel-max; remasking:
+    "low_confidence" or "random"; parallel_threshold: tau in (0, 1) for Fast-dLLM threshold decoding, or None;
+    delay_eos: an EOS may only follow a decoded token until the first EOS exists (the paper's setting)."""
     gen_length: int                          # G
     block_length: int                        # B_k, G % B_k == 0
     tokens_per_step: int = 1                 # tokens unmasked per step (ignored with parallel_threshold)
     temperature: float = 0.0                 # 0: greedy argmax; > 0: Gumbel-max sampling
     remasking: str = "low_confidence"        # or "random" (LLaDA's two options)
     parallel_threshold: float | None = None  # tau in (0, 1): Fast-dLLM parallel decoding
-    delay_eos: bool = True
+    delay_eos: bool = True                   # EOS only right after a decoded token, until the first EOS
     def __post_init__(self):
         for k in ("gen_length", "block_length", "tokens_per_step"):
             v = getattr(self, k)
@@ -81,14 +88,29 @@ class SamplerConfig:
 
 @dataclass
 class GenResult:
-    "What a sampler returns: generated ids (B, G), steps, counted token-layer evaluations, wall seconds, optional trace."
-    ids: torch.Tensor; steps: int; token_layer_evals: int; seconds: float; trace: dict | None = None
+    """What a sampler returns.
+
+    ids: generated ids (B, G); steps: denoising steps run; token_layer_evals: tokens that entered a layer, summed over
+    layers and rows; seconds: wall time of the decode; trace: per-step records when asked for; flops: counted
+    floating-point operations (matmuls, attention, head)."""
+    ids: torch.Tensor                # (B, G)
+    steps: int                       # denoising steps
+    token_layer_evals: int           # sum over steps, layers and rows of the tokens entering a layer
+    seconds: float                   # wall time (synchronised)
+    trace: dict | None = None        # per-step records (trace=True)
+    flops: float = 0.0               # counted FLOPs
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #6f792ab6
 class TinyMDLM(nn.Module):
-    "A bidirectional `TinyLM` with the mask/EOS ids a masked-diffusion sampler needs (LLaDA-style, token_offset 0)."
+    """A bidirectional `TinyLM` with the mask/EOS ids a masked-diffusion sampler needs (LLaDA-style, token_offset 0).
+
+    config: a bidirectional `TinyLMConfig` (causal=False); mask_id, eos_id: ids of the mask and EOS tokens;
+    seed: initialisation seed (None leaves the weights to be loaded)."""
     token_offset = 0
-    def __init__(self, config: TinyLMConfig, mask_id: int, eos_id: int, seed: int | None = 0):
+    def __init__(self, config: TinyLMConfig,   # bidirectional model size
+                 mask_id: int,                  # id of the mask token M
+                 eos_id: int,                   # id of EOS
+                 seed: int | None = 0):         # init seed; None: weights are loaded afterwards
         super().__init__()
         if config.causal: raise ValueError("a masked-diffusion LM needs a bidirectional TinyLMConfig (causal=False)")
         for k, v in dict(mask_id=mask_id, eos_id=eos_id).items():
@@ -102,6 +124,28 @@ class TinyMDLM(nn.Module):
     def layer_finish(self, l, h, a): return self.lm.layer_finish(l, h, a)
     def head(self, h): return self.lm.head(h)
     def forward(self, ids): return self.lm(ids)
+
+# %% ../nbs/04_es_dllm/04a_method.ipynb #2d344d92
+def _fuse(self):
+    "Stack W_q, W_k, W_v of every layer into one (3D, D) matrix; called at the start of each decode."
+    self._wqkv = [torch.cat([b.wq.weight, b.wk.weight, b.wv.weight]) for b in self.lm.blocks]
+    return self
+
+def _rope(self, pos):
+    "cos, sin (B,1,n,d_h/2) at positions pos (B,n), gathered once per step."
+    return self.lm.rope_cos[pos][:, None], self.lm.rope_sin[pos][:, None]
+
+def _qkv(self, l, h, cs):
+    "q, k, v (B,H,n,d_h) of layer l from the fused projection; RoPE on q, k from cs = rope(pos)."
+    c = self.lm.config
+    x = F.linear(self.lm.blocks[l].attn_norm(h), self._wqkv[l]).view(h.shape[0], h.shape[1], 3, c.n_heads, c.head_dim)
+    x = x.permute(2, 0, 3, 1, 4)                                                   # (3, B, H, n, d_h)
+    return apply_rope(x[0], *cs), apply_rope(x[1], *cs), x[2]
+
+def _attn_out(self, l, h, a): return h + self.lm.blocks[l].wo(a)                # h' = h + W_o a
+def _mlp(self, l, h):
+    b = self.lm.blocks[l]; return h + b.mlp(b.mlp_norm(h))                        # h_l = h' + MLP(RMSNorm(h'))
+TinyMDLM.fuse, TinyMDLM.rope, TinyMDLM.qkv, TinyMDLM.attn_out, TinyMDLM.mlp = _fuse, _rope, _qkv, _attn_out, _mlp
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #40eccb04
 def task_tokenizer(n_symbols: int = 64) -> Tokenizer:
@@ -172,14 +216,14 @@ def _check_prompt(model, prompt, cfg):
 
 def _sample(logits, cfg, generator, mask_id):
     "x0 = argmax(logits [+ Gumbel/T]) over non-mask tokens, c = softmax(logits)[x0] (or uniform for remasking='random')."
-    lg = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits.clone()
-    lg[..., mask_id] = -math.inf                       # never "predict" the mask token (an untrained model could)
+    lg = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
+    ex = lg.clone(); ex[..., mask_id] = -math.inf        # never "predict" the mask token (an untrained model could)
     if cfg.temperature > 0:
         u = torch.rand(lg.shape, generator=generator, device=lg.device, dtype=lg.dtype).clamp_(1e-12, 1 - 1e-12)
-        x0 = (lg / cfg.temperature - torch.log(-torch.log(u))).argmax(-1)
-    else: x0 = lg.argmax(-1)
+        x0 = (ex / cfg.temperature - torch.log(-torch.log(u))).argmax(-1)
+    else: x0 = ex.argmax(-1)
     if cfg.remasking == "random": return x0, torch.rand(x0.shape, generator=generator, device=lg.device, dtype=lg.dtype)
-    return x0, F.softmax(lg, -1).gather(-1, x0[..., None]).squeeze(-1)
+    return x0, F.softmax(lg, -1).gather(-1, x0[..., None]).squeeze(-1)      # c over the full vocabulary, as LLaDA
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #12ea1517
 def _select(score, cfg):
@@ -195,9 +239,10 @@ class _State:
     "Mutable decoding state shared by the core and a forward rule."
     def __init__(self, x, P, dtype):
         B, T = x.shape
-        self.x, self.P, self.step, self.evals, self.last_cnt = x, P, 0, 0, 0
+        self.x, self.P, self.step, self.clock, self.evals, self.flops, self.last_cnt = x, P, 0, 0, 0, 0.0, 0
         self.x0, self.conf = x.clone(), torch.zeros(B, T, device=x.device, dtype=dtype)
         self.last_dec = torch.zeros(B, T, dtype=torch.bool, device=x.device)
+        self.blocked = torch.zeros(B, T, dtype=torch.bool, device=x.device)    # EOS held back by delay_eos at its last forward
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #a74be073
 def _decode(model, prompt, cfg, forward, generator=None, trace=False) -> GenResult:
@@ -206,51 +251,77 @@ def _decode(model, prompt, cfg, forward, generator=None, trace=False) -> GenResu
     (B, P), G, Bk, M, eos = prompt.shape, cfg.gen_length, cfg.block_length, model.mask_id, model.eos_id
     x = torch.cat([prompt, prompt.new_full((B, G), M)], 1)
     st, ar, tr = _State(x, P, next(model.parameters()).dtype), torch.arange(P + G, device=x.device), ([] if trace else None)
-    t0 = time.perf_counter()
+    tm = Timer(sync=x.device).start()
     with torch.no_grad():
+        if hasattr(model, "fuse"): model.fuse()
         for b in range(G // Bk):
             s, e, bstep = P + b * Bk, P + (b + 1) * Bk, 0
+            st.clock, blk = b * Bk, (ar >= s) & (ar < e)          # the step clock starts every block at its nominal offset
             while bool((x[:, s:e] == M).any()):
                 ev0 = st.evals
                 pos, logits, info = forward(st, s, e, bstep)
                 x0, conf = _sample(logits, cfg, generator, M)
-                at = x.gather(1, pos); masked = at == M
-                st.x0.scatter_(1, pos, torch.where(masked, x0, at)); st.conf.scatter_(1, pos, torch.where(masked, conf, 0).to(st.conf.dtype))
-                fresh = torch.zeros_like(masked.new_zeros(x.shape)).scatter_(1, pos, True)
-                cand = (x == M) & (ar >= s) & (ar < e)
-                score = torch.where(cand, st.conf, -math.inf)
+                at = x.gather(1, pos); live = (at == M) & blk[pos]           # masked positions of the current block
+                st.x0.scatter_(1, pos, torch.where(at == M, x0, at))
                 if cfg.delay_eos:   # EOS only right after a decoded token, until the first EOS exists
-                    left_m = torch.cat([torch.zeros_like(x[:, :1], dtype=torch.bool), x[:, :-1] == M], 1)
-                    no_eos = ~(x[:, P:] == eos).any(1, keepdim=True)
-                    score = score.masked_fill((st.x0 == eos) & left_m & no_eos, -math.inf)
-                fs = score.masked_fill(~fresh, -math.inf)
-                score = torch.where(torch.isfinite(fs).any(1, keepdim=True), fs, score)
+                    left_m = torch.cat([torch.zeros_like(x[:, :1], dtype=torch.bool), x[:, :-1] == M], 1).gather(1, pos)
+                    held = (x0 == eos) & left_m & ~(x[:, P:] == eos).any(1, keepdim=True)
+                    st.blocked.scatter_(1, pos, held); live = live & ~held
+                st.conf.scatter_(1, pos, torch.where(live, conf, 0).to(st.conf.dtype))   # c: 0 for held EOS and outside the block
+                fresh = torch.zeros_like(x, dtype=torch.bool).scatter_(1, pos, live)
+                cand = (x == M) & blk & ~st.blocked                          # fallback for a rule that computed none
+                score = torch.where(torch.where(fresh.any(1, keepdim=True), fresh, cand), st.conf, -math.inf)
                 sel = _select(score, cfg)
                 if not bool(sel.any()): raise RuntimeError(f"step {st.step}: no position could be unmasked (block {b})")
                 x[sel] = st.x0[sel]; st.conf[sel] = 0
                 st.last_dec, st.last_cnt = sel, int(sel.sum(1).max())
-                if trace: tr.append(dict(step=st.step, block=b, evals=st.evals - ev0, decoded=sel.nonzero()[:, 1].tolist(), **info))
-                st.step += 1; bstep += 1
-    return GenResult(ids=x[:, P:], steps=st.step, token_layer_evals=st.evals, seconds=time.perf_counter() - t0,
-                     trace=dict(steps=tr) if trace else None)
+                if trace: tr.append(dict(step=st.step, clock=st.clock, block=b, bstep=bstep, evals=st.evals - ev0,
+                                         decoded=sel.nonzero()[:, 1].tolist(), n_held=int(st.blocked.gather(1, pos).sum()), **info))
+                st.step += 1; st.clock += 1; bstep += 1
+    return GenResult(ids=x[:, P:], steps=st.step, token_layer_evals=st.evals, seconds=tm.stop(),
+                     trace=dict(steps=tr) if trace else None, flops=st.flops)
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #86a9c27c
+_SPLIT = dict(acc=None, sync=None)   # seconds per labelled region while profile_split runs; None: off
+
+@contextlib.contextmanager
+def _region(name):
+    "Add the wall time of the block to region `name` when profile_split is active (a no-op otherwise)."
+    if _SPLIT["acc"] is None: yield; return
+    t = Timer(sync=_SPLIT["sync"]).start()
+    try: yield
+    finally: _SPLIT["acc"][name] = _SPLIT["acc"].get(name, 0.0) + t.stop()
+
+def _flops(model, n, m):
+    "FLOPs of n tokens through one layer attending to m keys: 2n(4D^2 + 3D d_ff) + 4nmD (0 for non-TinyMDLM models)."
+    if not hasattr(model, "lm"): return 0.0
+    c = model.lm.config; return 2.0 * n * (4 * c.d_model ** 2 + 3 * c.d_model * c.d_ff) + 4.0 * n * m * c.d_model
+
 def _run_layers(model, st, pos, cache=None, after_layer=None):
     "Forward tokens at positions pos (B,n) through all layers; returns (final positions, logits)."
-    h = model.embed(st.x.gather(1, pos))
+    fast, h, cs_pos = hasattr(model, "qkv"), model.embed(st.x.gather(1, pos)), None
     for l in range(model.n_layers):
-        q, k, v = model.layer_qkv(l, h, pos)
-        if cache is None: a = model.attend(q, k, v)
-        else: cache.write(l, pos, k, v); a = model.attend(q, cache.k[l], cache.v[l])
-        st.evals += h.shape[0] * h.shape[1]                  # e_l tokens entered layer l
-        h = model.layer_finish(l, h, a)
-        if after_layer is not None: h, pos = after_layer(l, h, pos)
-    return pos, model.head(h)
+        with _region("attention"):
+            if fast:
+                if cs_pos is not pos: cs, cs_pos = model.rope(pos), pos         # RoPE tables once per token set
+                q, k, v = model.qkv(l, h, cs)
+            else: q, k, v = model.layer_qkv(l, h, pos)
+            if cache is None: a = model.attend(q, k, v)
+            else: cache.write(l, pos, k, v); a = model.attend(q, cache.k[l], cache.v[l])
+            n = h.shape[0] * h.shape[1]
+            st.evals += n; st.flops += _flops(model, n, k.shape[2] if cache is None else cache.max_len)   # e_l tokens entered layer l
+            if fast: h = model.attn_out(l, h, a)
+        with _region("mlp"): h = model.mlp(l, h) if fast else model.layer_finish(l, h, a)
+        if after_layer is not None:
+            with _region("importance"): h, pos = after_layer(l, h, pos)
+    with _region("head"):
+        logits = model.head(h)
+        if hasattr(model, "lm"): st.flops += 2.0 * h.shape[0] * h.shape[1] * model.lm.config.d_model * model.lm.config.vocab_size
+    return pos, logits
 
 def _new_cache(model, B, T):
     c = model.lm.config if hasattr(model, "lm") else model.config
     p = next(model.parameters())
-    from iclr26nb.models.tiny_lm import KVCache
     return KVCache(model.n_layers, B, c.n_heads, T, c.head_dim, device=p.device, dtype=p.dtype)
 
 def _span(st, lo, hi):
@@ -290,7 +361,7 @@ def importance_score(conf_prev: torch.Tensor, rel_change: torch.Tensor, alpha: f
     d = rel_change / rel_change.amax(1, keepdim=True).clamp(min=1.0)               # only rescales if some d_i > 1
     I = alpha * conf_prev + (1 - alpha) * d                                        # I_i
     if alpha > 0:
-        top = conf_prev.topk(min(2, conf_prev.shape[1]), dim=1).indices
+        top = conf_prev.topk(min(2, conf_prev.shape[1]), dim=1, sorted=False).indices
         I = I.scatter_add(1, top, torch.full(top.shape, 2.0, dtype=I.dtype, device=I.device))   # +2 top-2 confidence
     if leftmost_mask is not None: I = I + 5.0 * leftmost_mask                                  # +5 leftmost masked
     if last_decoded is not None and alpha < 1: I = I + 3.0 * last_decoded                        # +3 just decoded
@@ -299,29 +370,34 @@ def importance_score(conf_prev: torch.Tensor, rel_change: torch.Tensor, alpha: f
 # %% ../nbs/04_es_dllm/04a_method.ipynb #6bd48088
 def _es_rule(model, st, s, e, bstep, o, cache, hid):
     "Positions to forward, whether this is an all-update step, and the after_layer hook that drops tokens."
-    T = st.x.shape[1]
-    if st.step == 0: lo, hi, full = 0, T, True
+    T, t = st.x.shape[1], st.clock                                                 # t: the official step_cnt
+    if t == 0: lo, hi, full = 0, T, True
     else:
         lo, hi = s, e
         if bstep == 0 and bool(st.last_dec.any()): lo = min(s, int(st.last_dec.float().argmax(1).min()))
-        if st.step % o["puf"] == 0: lo, hi = 0, (T if o["refresh_suffix"] else e)
-        full = st.step % o["buf"] == 0 or st.step % o["puf"] == 0
+        if t % o["puf"] == 0: lo, hi = 0, (T if o["refresh_suffix"] else e)
+        full = t % o["buf"] == 0 or t % o["puf"] == 0
     N, D = hi - lo, hid[o["skips"][0]].shape[-1] if o["skips"] else 0
     masked = st.x[:, s:e] == model.mask_id
     leftmost = torch.where(masked.any(1), masked.float().argmax(1) + s, -1)[:, None]          # leftmost masked position
+    rec = dict(bonus_held=0)
     def after_layer(l, h, pos):
         if l not in hid: return h, pos
         n = h.shape[1] if full else min(h.shape[1], max(int(o["p"][l] * N), min(st.last_cnt + 2, e - s)))  # n_l
         if n < h.shape[1]:
             if o["selector"] == "random": I = torch.rand(pos.shape, generator=o["gen"], device=h.device)
             else:
+                c = st.conf.gather(1, pos)
                 d = relative_change(h, hid[l].gather(1, pos[..., None].expand(-1, -1, D)))
-                I = importance_score(st.conf.gather(1, pos), d, o["alpha"], pos == leftmost, st.last_dec.gather(1, pos))
+                I = importance_score(c, d, o["alpha"], pos == leftmost, st.last_dec.gather(1, pos))
+                if o["trace"] and o["alpha"] > 0:    # a held EOS may only get the top-2 bonus through a tie at c = 0
+                    top = c.topk(min(2, c.shape[1]), dim=1, sorted=False).indices
+                    rec["bonus_held"] += int((st.blocked.gather(1, pos).gather(1, top) & ((c > 0).sum(1, keepdim=True) >= 2)).sum())
             keep = I.topk(n, dim=1, sorted=False).indices
             h, pos = h.gather(1, keep[..., None].expand(-1, -1, D)), pos.gather(1, keep)
         hid[l].scatter_(1, pos[..., None].expand(-1, -1, D), h)                    # h_l^{t-1} cache, kept positions only
         return h, pos
-    return lo, hi, full, after_layer
+    return lo, hi, full, after_layer, rec
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #6897e059
 def generate_es(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, schedule: SkipSchedule | None = None,
@@ -334,22 +410,95 @@ def generate_es(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, schedule: S
     if not 0 <= alpha <= 1: raise ValueError(f"alpha must be in [0, 1], got {alpha}")
     if mode != "hidden": raise ValueError(f"mode must be 'hidden' (key/value/query variants are not built), got {mode!r}")
     if selector not in ("importance", "random"): raise ValueError(f"selector must be 'importance' or 'random', got {selector!r}")
-    steps_per_block = cfg.block_length // cfg.tokens_per_step
-    puf, buf = prompt_update_freq or steps_per_block, block_update_freq or max(1, steps_per_block // 4)
+    puf, buf = prompt_update_freq or cfg.block_length, block_update_freq or max(1, cfg.block_length // 4)
     for k, v in dict(prompt_update_freq=puf, block_update_freq=buf).items():
         if isinstance(v, bool) or not isinstance(v, int) or v < 1: raise ValueError(f"{k} must be a positive int or None, got {v!r}")
     L = model.n_layers
     o = dict(puf=puf, buf=buf, refresh_suffix=refresh_suffix, p=schedule.keep_fractions(L), skips=schedule.skip_layers(L),
-             alpha=alpha, selector=selector, gen=generator)
+             alpha=alpha, selector=selector, gen=generator, trace=trace)
     state = {}
     def forward(st, s, e, bstep):
         if not state:
             B, T = st.x.shape; D = model.embed(st.x[:1, :1]).shape[-1]
             state.update(kv=_new_cache(model, B, T), hid={l: st.x.new_zeros(B, T, D, dtype=st.conf.dtype) for l in o["skips"]})
-        lo, hi, full, hook = _es_rule(model, st, s, e, bstep, o, state["kv"], state["hid"])
+        lo, hi, full, hook, rec = _es_rule(model, st, s, e, bstep, o, state["kv"], state["hid"])
         pos, logits = _run_layers(model, st, _span(st, lo, hi), state["kv"], hook)
-        return pos, logits, dict(n_fwd=hi - lo, all_update=full, last_cnt=st.last_cnt, lo=lo, hi=hi, kept=pos[0].tolist() if trace else None)
+        return pos, logits, dict(n_fwd=hi - lo, all_update=full, last_cnt=st.last_cnt, lo=lo, hi=hi,
+                                 kept=pos[0].tolist() if trace else None, **rec)
     return _decode(model, prompt_ids, cfg, forward, generator, trace)
+
+# %% ../nbs/04_es_dllm/04a_method.ipynb #1e7b9bff
+@torch.no_grad()
+def reference_es_generate(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, schedule: SkipSchedule | None = None,
+                          alpha: float = 0.5, prompt_update_freq: int | None = None, block_update_freq: int | None = None) -> torch.Tensor:
+    "The official ES-dLLM decoding rules restated as one loop (greedy, HiddenState mode); returns the generated ids (B, G)."
+    prompt = _check_prompt(model, prompt_ids, cfg); schedule = schedule or SkipSchedule()
+    if cfg.temperature != 0 or cfg.remasking != "low_confidence": raise ValueError("the reference covers greedy low-confidence decoding only")
+    (B, P), G, Bk, M, eos, L = prompt.shape, cfg.gen_length, cfg.block_length, model.mask_id, model.eos_id, model.n_layers
+    T, puf, buf = P + G, prompt_update_freq or Bk, block_update_freq or max(1, Bk // 4)
+    p = schedule.keep_fractions(L); skip = [p[0] != 1] + [p[i] != p[i - 1] for i in range(1, L)]
+    x = torch.cat([prompt, prompt.new_full((B, G), M)], 1)
+    conf = torch.zeros(B, T, dtype=next(model.parameters()).dtype, device=x.device)
+    K, V, hid = [None] * L, [None] * L, {}
+    step_cnt, last_cnt, last_tok, left_dec = 0, 0, None, None
+    for nb in range(G // Bk):
+        s, e = P + nb * Bk, P + (nb + 1) * Bk
+        for step in range(Bk):
+            if step_cnt == 0: fs, fe, full = 0, T, True
+            else:
+                fs, fe = (s if step != 0 else left_dec), e
+                if step_cnt % puf == 0: fs = 0
+                full = step_cnt % buf == 0 or step_cnt % puf == 0
+            mi = x == M; mi[:, :s] = False; mi[:, e:] = False                  # masked positions of the block
+            if not bool(mi.any()): step_cnt += Bk - step; break
+            cnt = None if full else [max(int(p[l] * (fe - fs)), min(last_cnt + 2, e - s)) for l in range(L)]
+            const = torch.zeros_like(conf)
+            if not full:
+                for i in range(B):
+                    nz = mi[i].nonzero()
+                    if len(nz): const[i, nz[0, 0]] = 5.0
+                    if last_tok is not None and alpha < 1: const[i, last_tok[i]] = 3.0
+            pos = torch.arange(fs, fe, device=x.device).expand(B, -1)
+            h = model.embed(x.gather(1, pos))
+            for l in range(L):
+                q, k, v = model.layer_qkv(l, h, pos)
+                if K[l] is None: K[l], V[l] = k.new_zeros(B, k.shape[1], T, k.shape[3]), v.new_zeros(B, v.shape[1], T, v.shape[3])
+                K[l].scatter_(2, pos[:, None, :, None].expand_as(k), k); V[l].scatter_(2, pos[:, None, :, None].expand_as(v), v)
+                h = model.layer_finish(l, h, model.attend(q, K[l], V[l]))
+                if not skip[l]: continue
+                if l not in hid: hid[l] = h.new_zeros(B, T, h.shape[-1])
+                if cnt is not None and cnt[l] != pos.shape[1]:
+                    last = hid[l].take_along_dim(pos[..., None], 1)
+                    d = (h - last).abs().mean(-1) / (last.norm(dim=-1) / math.sqrt(h.shape[-1]) + 1e-6)
+                    d = d / torch.maximum(d.amax(-1, keepdim=True), torch.ones_like(d[:, :1]))
+                    c = conf.take_along_dim(pos, 1); I = c * alpha + d * (1 - alpha)
+                    if alpha > 0: I = I + torch.zeros_like(I).scatter_(1, c.topk(2, dim=-1, sorted=False).indices, 2.0)
+                    I = I + const.take_along_dim(pos, 1)
+                    keep = I.topk(cnt[l], dim=-1, sorted=False).indices
+                    h, pos = h.take_along_dim(keep[..., None], 1), pos.take_along_dim(keep, 1)
+                hid[l].scatter_(1, pos[..., None].expand_as(h), h)
+            logits = model.head(h)
+            if fs == 0: logits, pos = logits[:, s - fs:e - fs], pos[:, s - fs:e - fs]
+            x0 = logits.argmax(-1); c = F.softmax(logits, -1).gather(-1, x0[..., None]).squeeze(-1)
+            if cfg.delay_eos:
+                ex = (x[:, P:] == eos).any(-1, keepdim=True)
+                c[(x0 == eos) & ~ex & mi.gather(1, (pos - 1).clamp(min=0))] = 0.0
+            c[~mi.gather(1, pos)] = 0.0
+            conf.scatter_(1, pos, c)
+            if cfg.parallel_threshold is not None:
+                un = c > cfg.parallel_threshold; un.scatter_(1, c.topk(1, dim=-1).indices, True); un &= c > 0
+                idx = [un[i].nonzero().squeeze(1) for i in range(B)]
+                last_cnt = max(len(j) for j in idx)
+                for i in range(B): x[i, pos[i, idx[i]]] = x0[i, idx[i]]
+                last_tok = [pos[i, idx[i]] for i in range(B)]
+                for i in range(B): conf[i, last_tok[i]] = 0.0
+                left_dec = min(min(t.tolist(), default=10 ** 9) for t in last_tok)
+            else:
+                si = c.topk(cfg.tokens_per_step, dim=-1).indices; last_cnt = si.shape[1]
+                last_tok = pos.gather(1, si); x.scatter_(1, last_tok, x0.gather(1, si))
+                conf.scatter_(1, last_tok, 0.0); left_dec = int(last_tok.min())
+            step_cnt += 1
+    return x[:, P:]
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #e162bcb2
 def _dllm_layer(model, l, h, pos, kv, ac, mc, sel=None, qkv=None):
@@ -373,6 +522,11 @@ def _dllm_layer(model, l, h, pos, kv, ac, mc, sel=None, qkv=None):
     return hp + mc[l].gather(1, pos[..., None].expand(-1, -1, D)), pos_s.shape[1]
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #268cc4f8
+def _dllm_partial_flops(model, n_all, m, T):
+    "A partial-update layer: Q, K, V for all n_all tokens; W_o, MLP and attention over T keys for the m recomputed."
+    c = model.lm.config; D = c.d_model
+    return 2.0 * n_all * 3 * D * D + 2.0 * m * (D * D + 3 * D * c.d_ff) + 4.0 * m * T * D
+
 def generate_dllm_cache(model: TinyMDLM, prompt_ids: torch.Tensor, cfg: SamplerConfig, prompt_interval: int = 100,
                         gen_interval: int = 7, ratio: float = 0.25, generator: torch.Generator | None = None,
                         trace: bool = False) -> GenResult:
@@ -400,7 +554,8 @@ def generate_dllm_cache(model: TinyMDLM, prompt_ids: torch.Tensor, cfg: SamplerC
                 sim = F.cosine_similarity(v.transpose(1, 2).flatten(2), old.transpose(1, 2).flatten(2), dim=-1)
                 sel = sim.topk(m, dim=1, largest=False).indices                   # least similar tokens
             h, n = _dllm_layer(model, l, h, pos, state["kv"], state["ac"], state["mc"], sel, qkv); st.evals += B * n
-        logits = model.head(h)
+            st.flops += _flops(model, B * n, T) if sel is None else _dllm_partial_flops(model, B * pos.shape[1], B * n, T)
+        logits = model.head(h); st.flops += 2.0 * B * pos.shape[1] * model.lm.config.d_model * model.lm.config.vocab_size
         if lo == 0: pos, logits = pos[:, P:], logits[:, P:]
         return pos, logits, dict(n_fwd=T - lo, all_update=full_p or full_r)
     return _decode(model, prompt_ids, cfg, forward, generator, trace)
@@ -430,13 +585,23 @@ def redundancy_stats(model, prompt_ids: torch.Tensor, cfg: SamplerConfig) -> dic
 def evaluate(sampler: Callable, prompts: torch.Tensor, answers: torch.Tensor, eos_id: int, batch_size: int = 16) -> dict:
     "Run sampler(prompt_batch) -> GenResult over all prompts; accuracy, work and throughput."
     if len(prompts) != len(answers): raise ValueError("prompts and answers must have the same length")
-    ids, evals, secs = [], 0, 0.0
+    ids, evals, flops, secs = [], 0, 0.0, 0.0
     for i in range(0, len(prompts), batch_size):
-        r = sampler(prompts[i:i + batch_size]); ids.append(r.ids.cpu()); evals += r.token_layer_evals; secs += r.seconds
+        r = sampler(prompts[i:i + batch_size]); ids.append(r.ids.cpu()); evals += r.token_layer_evals; flops += r.flops; secs += r.seconds
     ids = torch.cat(ids); tgt = answers.cpu(); content = tgt != eos_id
     n_tok = int((ids != eos_id).sum())
     return dict(exact=float((ids == tgt).all(1).float().mean()), token_acc=float((ids == tgt)[content].float().mean()),
-                tps=n_tok / secs, evals_per_token=evals / ids.numel(), seconds=secs, ids=ids)
+                tps=n_tok / secs, evals_per_token=evals / ids.numel(), flops_per_token=flops / ids.numel(), seconds=secs, ids=ids)
+
+def profile_split(fn: Callable[[], object], sync: str | torch.device | None = None) -> dict:
+    "Run fn() once with region timers on: seconds in attention, mlp, importance and head, the rest bookkeeping, and the total."
+    if _SPLIT["acc"] is not None: raise RuntimeError("profile_split calls cannot be nested")
+    _SPLIT.update(acc={}, sync=sync)
+    try:
+        with Timer(sync=sync) as t: fn()
+        tot = {k: _SPLIT["acc"].get(k, 0.0) for k in ("attention", "mlp", "importance", "head")}
+    finally: _SPLIT.update(acc=None, sync=None)
+    return dict(tot, bookkeeping=max(0.0, t.elapsed - sum(tot.values())), total=t.elapsed)
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #2d249571
 _LLADA_BLOCK = {"attn_norm": "attn_norm.weight", "wq": "q_proj.weight", "wk": "k_proj.weight", "wv": "v_proj.weight", "wo": "attn_out.weight",

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 import cvxpy as cp
-from .core.runtime import get_device
+from .core.runtime import get_device, seeded
 from .core.train import fit, sgd_step, History
 
 # %% auto #0
@@ -182,7 +182,10 @@ def spl_flow_map(x: torch.Tensor, t_from: float, t_to: float, Y1d: torch.Tensor,
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #fd2d33ef
 @dataclass
 class Endpoint:
-    "Law of the S-PL-ESF endpoint x_0 started from p_{t0}: atoms at the training points + a density on the ramps."
+    """Law of the S-PL-ESF endpoint x_0 started from p_{t0}: atoms at the training points + a density on the ramps.
+
+    atoms: the training points y_k; weights: their masses a_k; p_mid: the interpolated mass 1 − Σ a_k;
+    t0: start time; kappa: window in standard deviations; a: leftmost training point; D: half the spacing."""
     atoms: torch.Tensor    # training points y_k, (n,)
     weights: torch.Tensor  # atom masses a_k, (n,)
     p_mid: float           # interpolated mass 1 − Σ a_k
@@ -209,7 +212,9 @@ def spl_endpoint(t0: float, kappa: float, Y1d: torch.Tensor) -> Endpoint:
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #285d0319
 @dataclass
 class Trajectory:
-    "Result of `pf_ode_sample`: final points, and snapshots `xs` (K, N, d) at node times `ts` (K,)."
+    """Result of `pf_ode_sample`: final points, and snapshots `xs` (K, N, d) at node times `ts` (K,).
+
+    x: the final points (N, d); ts: the recorded node times (K,); xs: the snapshots at those times (K, N, d)."""
     x: torch.Tensor; ts: torch.Tensor; xs: torch.Tensor
 
 def pf_ode_sample(score_fn: Callable, x_init: torch.Tensor, t0: float, t1: float, n_steps: int = 400,
@@ -274,11 +279,15 @@ def variational_grid(t: float, Y1d: torch.Tensor, n_grid: int = 1601, width: flo
 
 @dataclass
 class VarResult:
-    "Solution of the variational problem min R[f] s.t. L_t[f] ≤ ε on a grid."
+    """Solution of the variational problem min R[f] s.t. L_t[f] ≤ ε on a grid.
+
+    t: time; eps: loss budget ε; x: grid; f: optimal score on the grid; r_star: R[f*]; loss: L_t[f*];
+    delta_hat: window 1 − argmax f* on the last half-cell; status: the solver status (always 'optimal')."""
     t: float; eps: float; x: np.ndarray; f: np.ndarray; r_star: float; loss: float; delta_hat: float; status: str
 
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #a84d3dcc
-def solve_variational(t: float, eps: float, Y1d: torch.Tensor, n_grid: int = 1601, solver: str = "CLARABEL", x_grid=None) -> VarResult:
+def solve_variational(t: float, eps: float, Y1d: torch.Tensor, n_grid: int = 1601, solver: str = "CLARABEL", x_grid=None,
+                      solver_opts: dict | None = None) -> VarResult:
     "r*_{t,ε} = min_f R[f] s.t. L_t[f] ≤ ε, as a convex program in g = t·f (cvxpy)."
     t = _check_t(t); a, D, n = _uniform_grid(Y1d)
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0: raise ValueError(f"eps must be > 0, got {eps!r}")
@@ -290,10 +299,14 @@ def solve_variational(t: float, eps: float, Y1d: torch.Tensor, n_grid: int = 160
     c = _trap_w(x) * log_density(xt, t, Yd).exp().numpy() / (eps * t)     # L_t ≤ ε  ⇔  Σ c (g − h)² ≤ 1
     g = cp.Variable(x.size); slope = cp.multiply(1 / np.diff(x), cp.diff(g))
     prob = cp.Problem(cp.Minimize(cp.sum(cp.abs(cp.diff(slope)))), [cp.sum_squares(cp.multiply(np.sqrt(c), g - h)) <= 1])
-    prob.solve(solver=solver)
-    if prob.status not in ("optimal", "optimal_inaccurate"): raise RuntimeError(f"variational problem not solved: status {prob.status!r}")
+    try: prob.solve(solver=solver, **(solver_opts or {}))
+    except cp.error.SolverError as e: raise RuntimeError(f"variational problem: {solver} failed: {e}") from e
+    if prob.status != cp.OPTIMAL: raise RuntimeError(f"variational problem not solved: status {prob.status!r} (need 'optimal')")
     f = g.value / t; inner = (x > b - D) & (x < b)                         # last cell's right half: (m, y_n)
-    return VarResult(t, float(eps), x, f, smoothness_penalty(f, x), sm_loss(f, x, t, Yd), float(b - x[inner][np.argmax(f[inner])]), prob.status)
+    R, L = smoothness_penalty(f, x), sm_loss(f, x, t, Yd)
+    if L > eps * (1 + 1e-3) or abs(R - prob.value / t) > 1e-3 * max(R, 1.0):   # a status is not a certificate: recheck
+        raise RuntimeError(f"variational solution fails its own check: L_t = {L:.6g} (ε = {eps}), R = {R:.6g} vs objective {prob.value / t:.6g}")
+    return VarResult(t, float(eps), x, f, R, L, float(b - x[inner][np.argmax(f[inner])]), prob.status)
 
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #1bda2d2e
 def spl_loss(t: float, kappa: float, Y1d: torch.Tensor, n_grid: int = 4001) -> float:
@@ -312,13 +325,14 @@ def kappa_for_eps(t: float, eps: float, Y1d: torch.Tensor, n_grid: int = 4001, i
 
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #f10e07d8
 class ScoreMLP(nn.Module):
-    "ε-prediction ReLU MLP on (x, log t) with `depth` linear layers of `width`; `score(x, t)` = −ε̂/√t."
+    """ε-prediction ReLU MLP on (x, log t) with `depth` linear layers of `width`; `score(x, t)` = −ε̂/√t.
+
+    d: data dimension; width: hidden units per layer; depth: number of linear layers (>= 2); seed: initialisation seed."""
     def __init__(self, d: int, width: int = 128, depth: int = 3, seed: int = 0):
         super().__init__()
         if not (isinstance(d, int) and d >= 1 and isinstance(width, int) and width >= 1 and isinstance(depth, int) and depth >= 2):
             raise ValueError(f"need ints d >= 1, width >= 1, depth >= 2, got d={d!r}, width={width!r}, depth={depth!r}")
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)                                          # explicit, local initialisation seed
+        with seeded(seed):                                                   # local initialisation seed, global RNG untouched
             dims = [d + 1] + [width] * (depth - 1)
             layers = [m for i, o in zip(dims[:-1], dims[1:]) for m in (nn.Linear(i, o), nn.ReLU())]
             self.net = nn.Sequential(*layers, nn.Linear(dims[-1], d))
@@ -356,12 +370,20 @@ def train_dsm(model: ScoreMLP, Y: torch.Tensor, t_min: float, t_max: float, step
 
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #eac7a9d0
 class TwoLayerReLU(nn.Module):
-    "Scalar 1-D network g(x) = Σ_j a_j relu(w_j x + b_j) + c; kinks start spread over [-2, 2]."
-    def __init__(self, width: int = 256, seed: int = 0):
+    """Scalar 1-D network g(x) = Σ_j a_j relu(w_j x + b_j) + c.
+
+    width: hidden units; seed: initialisation seed; centers: points (e.g. the training set) near which a share `near`
+    of the kinks start, at centers ± spread·N(0, 1) (None: all kinks spread uniformly over [-2, 2]); spread: that scale."""
+    def __init__(self, width: int = 256, seed: int = 0, centers=None, spread: float = 0.0, near: float = 0.5):
         super().__init__()
         if not isinstance(width, int) or width < 1: raise ValueError(f"width must be an int >= 1, got {width!r}")
+        if not (0 <= near <= 1 and spread >= 0): raise ValueError(f"need near in [0, 1] and spread >= 0, got {near}, {spread}")
         g = torch.Generator().manual_seed(seed); w = torch.randn(width, generator=g)
-        self.w, self.b = nn.Parameter(w), nn.Parameter(4 * (torch.rand(width, generator=g) - 0.5) * w.abs())
+        k = 4 * (torch.rand(width, generator=g) - 0.5)                         # kink positions −b/w
+        if centers is not None:
+            cs = torch.as_tensor(centers, dtype=torch.float32).reshape(-1); m = int(near * width)
+            k[:m] = cs[torch.randint(cs.numel(), (m,), generator=g)] + spread * torch.randn(m, generator=g)
+        self.w, self.b = nn.Parameter(w), nn.Parameter(-k * w)
         self.a, self.c = nn.Parameter(torch.randn(width, generator=g) / width), nn.Parameter(torch.zeros(1))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -374,21 +396,30 @@ class TwoLayerReLU(nn.Module):
 
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #346b7c6c
 def fit_score_at_t(model: TwoLayerReLU, Y1d: torch.Tensor, t: float, steps: int, weight_decay: float, n_grid: int = 1601,
-                   lr: float = 3e-3, device="cpu") -> History:
-    "Fit g = t·f to t·s_t at one time t: min E_{p_t}(g − h)² + λ·penalty, full batch on `variational_grid`, Adam + cosine lr."
+                   lr: float = 3e-3, device="cpu", objective: str = "L_t", polish: int = 0) -> History:
+    "Fit g = t·f to t·s_t at one t: min L_t + λ·penalty (or t·L_t + λ·penalty), full batch, Adam + cosine lr, then L-BFGS."
     t = _check_t(t); _uniform_grid(Y1d)
     if not weight_decay >= 0: raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
     if not isinstance(steps, int) or steps < 1: raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    if objective not in ("L_t", "tL_t"): raise ValueError(f"objective must be 'L_t' or 'tL_t', got {objective!r}")
+    if not isinstance(polish, int) or polish < 0: raise ValueError(f"polish must be an int >= 0, got {polish!r}")
     dev = get_device(device); x = variational_grid(t, Y1d, n_grid); xt = torch.as_tensor(x)[:, None]; Yd = Y1d.reshape(-1, 1).double()
     h = (posterior_mean(xt, t, Yd) - xt).float().to(dev)                                  # h = t·s_t = x̂_t − x
     c = torch.as_tensor(_trap_w(x) * log_density(xt, t, Yd).exp().numpy()).float()[:, None].to(dev)  # quadrature × p_t
-    X = xt.float().to(dev); model.to(dev)
+    X = xt.float().to(dev); model.to(dev); sc = 1 / t if objective == "L_t" else 1.0
+    Lt = lambda: (c * (model(X) - h).pow(2)).sum() / t                                      # L_t[f] = E_{p_t}(g − h)² / t
     opt = torch.optim.Adam(model.parameters(), lr=lr); sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
     def step(i):
-        fit_ = (c * (model(X) - h).pow(2)).sum()                                           # E_{p_t}(g − h)² = t·L_t[f]
-        loss = sgd_step(model, opt, fit_ + weight_decay * model.penalty()); sched.step()
-        return dict(loss=loss, fit=fit_.item())
-    return fit(step, steps, log_every=max(1, steps // 10), desc=f"relu t={t:g}", verbose=False)
+        if i < steps:
+            L = Lt(); loss = sgd_step(model, opt, sc * t * L + weight_decay * model.penalty()); sched.step()
+        else:                                                                               # the last step: L-BFGS polish
+            lb = torch.optim.LBFGS(model.parameters(), lr=1, max_iter=polish, line_search_fn="strong_wolfe")
+            def closure():
+                lb.zero_grad(); l = sc * t * Lt() + weight_decay * model.penalty()
+                l.backward(); return l                                                      # why: L-BFGS needs a closure
+            loss = float(lb.step(closure)); L = Lt()
+        return dict(loss=loss, L_t=L.item(), fit=t * L.item())
+    return fit(step, steps + (polish > 0), log_every=max(1, steps // 10), desc=f"relu t={t:g}", verbose=False)
 
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #2d878d2a
 def from_eps_model(eps_fn: Callable, beta_min: float = 0.1, beta_max: float = 20.0) -> Callable:

@@ -13,7 +13,7 @@ import pandas as pd
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from .core.runtime import get_device
+from .core.runtime import get_device, seeded
 from .core.train import fit, sgd_step
 
 # %% auto #0
@@ -24,7 +24,7 @@ __all__ = ['KINDS', 'ADAPTERS', 'khatri_rao_rows', 'khatri_rao_cols', 'hadamard_
            'StandInLM', 'save_standin', 'load_local_model', 'eckart_young_error', 'effective_rank', 'spectral_target',
            'gaussian_target', 'hadamard_target', 'ReconResult', 'reconstruct_many', 'reconstruct', 'digits_data',
            'DigitsMLP', 'accuracy', 'pretrain_digits', 'finetune_digits', 'finetune_sweep', 'teacher_student',
-           'saved_bytes', 'cost_model', 'bench_layer', 'kr_dense_agreement']
+           'saved_bytes', 'cost_model', 'bench_layer', 'kr_dense_agreement', 'peak_bytes', 'bench_memory']
 
 # %% ../nbs/11_abba/11a_method.ipynb #46ee751d
 def khatri_rao_rows(B1: torch.Tensor, B2: torch.Tensor) -> torch.Tensor:
@@ -84,13 +84,14 @@ def _top_svd(W: torch.Tensor, q: int, niter: int | None = None):
     "Top-q SVD of W in fp32: exact (deterministic) when niter is None, else torch.svd_lowrank under a fixed seed."
     if niter is None:
         U, S, Vh = torch.linalg.svd(W.float(), full_matrices=False); return U[:, :q], S[:q], Vh[:q]
-    with torch.random.fork_rng(devices=[W.device] if W.is_cuda else []):
-        torch.manual_seed(0); U, S, V = torch.svd_lowrank(W.float(), q=q, niter=niter)
+    with seeded(0): U, S, V = torch.svd_lowrank(W.float(), q=q, niter=niter)
     return U, S, V.T
 
 # %% ../nbs/11_abba/11a_method.ipynb #5b81e8db
 class AdapterLinear(nn.Module):
-    "Common base: wraps a frozen `nn.Linear`; subclasses define `_delta()` (fp32 ΔW) and may override `_adapter_forward`."
+    """Common base: wraps a frozen `nn.Linear`; subclasses define `_delta()` (fp32 ΔW) and may override `_adapter_forward`.
+
+    base: the frozen `nn.Linear` (m = out_features, n = in_features) whose weight W0 the adapter updates."""
     w0_dependent = False   # True when ΔW is a function of W0 (HiRA, DoRA); merge then caches ΔW for an exact unmerge
     def __init__(self, base: nn.Linear):
         if not isinstance(base, nn.Linear):
@@ -145,7 +146,14 @@ AdapterLinear.merge, AdapterLinear.unmerge = _merge, _unmerge
 
 # %% ../nbs/11_abba/11a_method.ipynb #07ed10f2
 class LoRALinear(AdapterLinear):
-    "LoRA ΔW = s·BA, s = α/r ('lora') or α/√r ('rslora'); init 'lora' (A Kaiming, B = 0) or 'pissa' (top-r SVD of W0)."
+    """LoRA ΔW = s·BA, s = α/r ('lora') or α/√r ('rslora'); init 'lora' (A Kaiming, B = 0) or 'pissa' (top-r SVD of W0).
+
+    base: the frozen `nn.Linear` to adapt.
+    r: rank of B (m×r) and A (r×n).
+    alpha: α of the scale s (default r).
+    scaling: 'lora' (s = α/r) or 'rslora' (s = α/√r).
+    init: 'lora' (A Kaiming-uniform, B = 0) or 'pissa' (top-r SVD of W0, subtracted from W0).
+    generator: torch.Generator for the random init (None: torch's global one)."""
     def __init__(self, base: nn.Linear, r: int, alpha: float | None = None, scaling: str = "lora", init: str = "lora",
                  generator: torch.Generator | None = None):
         super().__init__(base); _check_pos_int(r=r)
@@ -166,21 +174,34 @@ class LoRALinear(AdapterLinear):
 
 # %% ../nbs/11_abba/11a_method.ipynb #b8769915
 class HiRALinear(AdapterLinear):
-    "HiRA ΔW = s·W0 ⊙ (BA), s = α/r; A Kaiming, B = 0. The rank of ΔW is not capped by r; the forward materializes m×n."
+    """HiRA ΔW = s·W0 ⊙ (BA), s = α/r; A Kaiming, B = 0. The rank of ΔW is not capped by r; the forward materializes m×n.
+
+    base: the frozen `nn.Linear` to adapt.
+    r: rank of B (m×r) and A (r×n).
+    alpha: α of the scale s = α/r (default r).
+    generator: torch.Generator for A's Kaiming init."""
     w0_dependent = True
     def __init__(self, base: nn.Linear, r: int, alpha: float | None = None, generator: torch.Generator | None = None):
         super().__init__(base); self._kaiming_factors(r, alpha, generator)
     def _delta(self): return self.scaling * self.base.weight.float() * (self.B.float() @ self.A.float())  # s·W0 ⊙ BA
 
 class DoRALinear(AdapterLinear):
-    "DoRA W' = mag ⊙ V/‖V‖_row with V = W0 + s·BA; mag starts at the row norms of W0, so W'(0) = W0."
+    """DoRA W' = mag ⊙ V/‖V‖_row with V = W0 + s·BA; mag starts at the row norms of W0, so W'(0) = W0.
+
+    base: the frozen `nn.Linear` to adapt.
+    r: rank of B (m×r) and A (r×n).
+    alpha: α of the scale s = α/r (default r).
+    generator: torch.Generator for A's Kaiming init.
+    detach_norm: treat ‖V‖_row as a constant in backward (True, as the DoRA paper and PEFT do) or differentiate it."""
     w0_dependent = True
-    def __init__(self, base: nn.Linear, r: int, alpha: float | None = None, generator: torch.Generator | None = None):
-        super().__init__(base); self._kaiming_factors(r, alpha, generator)
+    def __init__(self, base: nn.Linear, r: int, alpha: float | None = None, generator: torch.Generator | None = None,
+                 detach_norm: bool = True):
+        super().__init__(base); self._kaiming_factors(r, alpha, generator); self.detach_norm = bool(detach_norm)
         self.mag = nn.Parameter(base.weight.detach().float().norm(dim=1).to(base.weight.dtype))  # per output row
     def _delta(self):
         W0 = self.base.weight.float(); V = W0 + self.scaling * (self.B.float() @ self.A.float())   # V = W0 + sBA
-        return self.mag.float()[:, None] * V / V.norm(dim=1, keepdim=True) - W0                   # W' − W0
+        nrm = V.norm(dim=1, keepdim=True); nrm = nrm.detach() if self.detach_norm else nrm         # ‖V‖_row
+        return self.mag.float()[:, None] * V / nrm - W0                                            # W' − W0
 
 # %% ../nbs/11_abba/11a_method.ipynb #86fb37e4
 def _abba_scale(scaling, a1: float, a2: float, r1: int, r2: int) -> float:
@@ -189,14 +210,40 @@ def _abba_scale(scaling, a1: float, a2: float, r1: int, r2: int) -> float:
     if isinstance(scaling, (int, float)) and not isinstance(scaling, bool) and scaling > 0: return float(scaling)
     raise ValueError(f"scaling must be 'official', 'rank_stable' or a float > 0, got {scaling!r}")
 
+class _HadaWeight(torch.autograd.Function):
+    "ΔW = s·(B1A1) ⊙ (B2A2) saving only the four factors (PEFT LoHa's HadaWeight); backward recomputes B1A1 and B2A2."
+    @staticmethod
+    def forward(ctx, B1, A1, B2, A2, s):
+        ctx.save_for_backward(B1, A1, B2, A2); ctx.s = s
+        return (B1 @ A1) * (B2 @ A2) * s
+    @staticmethod
+    def backward(ctx, g):
+        B1, A1, B2, A2 = ctx.saved_tensors; g = g * ctx.s
+        g1 = g * (B2 @ A2); g2 = g * (B1 @ A1)                    # ∂L/∂(B1A1), ∂L/∂(B2A2)
+        return g1 @ A1.T, B1.T @ g1, g2 @ A2.T, B2.T @ g2, None
+
 # %% ../nbs/11_abba/11a_method.ipynb #f40933e4
 class ABBALinear(AdapterLinear):
-    "ABBA ΔW = s·(B1A1) ⊙ (B2A2); the forward uses the Khatri–Rao factors and never materializes m×n."
+    """ABBA ΔW = s·(B1A1) ⊙ (B2A2); the forward uses the Khatri–Rao factors and never materializes m×n.
+
+    base: the frozen `nn.Linear` to adapt.
+    r1, r2: ranks of the two factor pairs (B1 m×r1, A1 r1×n; B2 m×r2, A2 r2×n); budget r1 + r2.
+    alpha1, alpha2: α1, α2 of the scale (default r1, r2).
+    scaling: 'official' (s = √α1·√α2), 'rank_stable' (s = √(α1α2)/√(r1r2)) or a float s > 0.
+    init: 'svd' (B1A1 = top-r1 SVD of W0, A2 Kaiming, B2 = 0), 'random' (Kaiming, B2 = 0), 'loha' (N(0, 0.1²), B2 = 0)
+        or 'peft' (PEFT LoHa: B1, A1, B2 Kaiming-uniform, A2 = 0).
+    svd_niter: None for an exact SVD, else `torch.svd_lowrank` iterations.
+    dropout: dropout probability on the adapter's input.
+    use_khatri_rao: True for the Khatri–Rao forward; False materializes ΔW (the dense path).
+    dense_saves: on the dense path, what autograd keeps: 'products' (B1A1, B2A2 and ΔW) or 'factors' (PEFT's HadaWeight).
+    generator: torch.Generator for the random factors."""
     def __init__(self, base: nn.Linear, r1: int, r2: int, alpha1: float | None = None, alpha2: float | None = None,
                  scaling: str | float = "official", init: str = "svd", svd_niter: int | None = None, dropout: float = 0.0,
-                 use_khatri_rao: bool = True, generator: torch.Generator | None = None):
+                 use_khatri_rao: bool = True, generator: torch.Generator | None = None, dense_saves: str = "products"):
         super().__init__(base); _check_pos_int(r1=r1, r2=r2)
-        if init not in ("svd", "random", "loha"): raise ValueError(f"init must be 'svd', 'random' or 'loha', got {init!r}")
+        if init not in ("svd", "random", "loha", "peft"): raise ValueError(f"init must be 'svd', 'random', 'loha' or 'peft', got {init!r}")
+        if dense_saves not in ("products", "factors"): raise ValueError(f"dense_saves must be 'products' or 'factors', got {dense_saves!r}")
+        self.dense_saves = dense_saves
         a1, a2 = float(r1 if alpha1 is None else alpha1), float(r2 if alpha2 is None else alpha2); _check_alpha(alpha1=a1, alpha2=a2)
         m, n = self.m, self.n
         self.r1, self.r2, self.scaling, self.use_khatri_rao = r1, r2, _abba_scale(scaling, a1, a2, r1, r2), use_khatri_rao
@@ -208,9 +255,11 @@ class ABBALinear(AdapterLinear):
                 U, S, Vh = _top_svd(base.weight, r1, svd_niter)
                 self.B1.copy_(U * S.sqrt()); self.A1.copy_(S.sqrt()[:, None] * Vh)         # B1A1 = best rank-r1 approx of W0
                 nn.init.kaiming_uniform_(self.A2, a=0, generator=generator)                 # A2 ~ U(±√(6/n)); B2 = 0
+            elif init == "peft":                                                             # PEFT LoHa: w2_b (A2) = 0
+                for P in (self.B1, self.A1, self.B2): nn.init.kaiming_uniform_(P, a=math.sqrt(5), generator=generator)
             else:
                 for P in (self.B1, self.A1, self.A2):
-                    if init == "loha": P.normal_(0, 0.1, generator=generator)                # PEFT-LoHa-like
+                    if init == "loha": P.normal_(0, 0.1, generator=generator)                # Gaussian, B2 = 0
                     else: nn.init.kaiming_uniform_(P, a=math.sqrt(5), generator=generator)
         self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
     def kr_factors(self):
@@ -219,17 +268,28 @@ class ABBALinear(AdapterLinear):
     def _delta(self): return hadamard_lowrank(self.B1.float(), self.A1.float(), self.B2.float(), self.A2.float(), self.scaling)
     def _adapter_forward(self, x):
         x = self.dropout(x)
-        if not self.use_khatri_rao: return F.linear(x, self._delta().to(x.dtype))   # dense: materialize ΔW
+        if not self.use_khatri_rao:                                                 # dense: materialize ΔW
+            D = _HadaWeight.apply(self.B1, self.A1, self.B2, self.A2, self.scaling) if self.dense_saves == "factors" else self._delta()
+            return F.linear(x, D.to(x.dtype))
         Bkr, Akr = self.kr_factors()
         return F.linear(F.linear(x, Akr), Bkr) * self.scaling                      # s·B_kr (A_kr x)
 
 # %% ../nbs/11_abba/11a_method.ipynb #8572f955
 class LoHaLinear(ABBALinear):
-    "LoHa: ΔW = s·(B1A1) ⊙ (B2A2) with B1, A1, A2 ~ N(0, 0.1²), B2 = 0, s = α/r1, and the dense forward."
-    def __init__(self, base: nn.Linear, r1: int, r2: int, alpha: float | None = None, init: str = "loha",
-                 use_khatri_rao: bool = False, generator: torch.Generator | None = None):
+    """LoHa: ΔW = s·(B1A1) ⊙ (B2A2), s = α/r1, PEFT's init (B1, A1, B2 Kaiming-uniform, A2 = 0) and dense forward.
+
+    base: the frozen `nn.Linear` to adapt.
+    r1, r2: ranks of the two factor pairs.
+    alpha: α of the scale s = α/r1 (default r1).
+    init: factor init, as in `ABBALinear` ('peft' by default; 'loha' is our earlier N(0, 0.1²) init).
+    use_khatri_rao: False (PEFT's dense forward) or True (Khatri–Rao).
+    generator: torch.Generator for the random factors.
+    dense_saves: 'factors' (PEFT's HadaWeight, default) or 'products'."""
+    def __init__(self, base: nn.Linear, r1: int, r2: int, alpha: float | None = None, init: str = "peft",
+                 use_khatri_rao: bool = False, generator: torch.Generator | None = None, dense_saves: str = "factors"):
         _check_pos_int(r1=r1); alpha = float(r1 if alpha is None else alpha); _check_alpha(alpha=alpha)
-        super().__init__(base, r1, r2, scaling=alpha / r1, init=init, use_khatri_rao=use_khatri_rao, generator=generator)
+        super().__init__(base, r1, r2, scaling=alpha / r1, init=init, use_khatri_rao=use_khatri_rao, generator=generator,
+                         dense_saves=dense_saves)
 
 # %% ../nbs/11_abba/11a_method.ipynb #e979f351
 ADAPTERS = dict(lora=(LoRALinear, {}), rslora=(LoRALinear, dict(scaling="rslora")), pissa=(LoRALinear, dict(init="pissa")),
@@ -328,11 +388,16 @@ def to_peft_loha_state_dict(model: nn.Module, prefix: str = "base_model.model.")
 # %% ../nbs/11_abba/11a_method.ipynb #a0ce49cf
 @dataclass
 class StandInConfig:
-    "A tiny decoder-shaped model with the Linear names of Llama-style checkpoints (q/k/v/o_proj, up/down_proj)."
+    """A tiny decoder-shaped model with the Linear names of Llama-style checkpoints (q/k/v/o_proj, up/down_proj).
+
+    vocab: vocabulary size; d: model width; n_layers: number of blocks; d_ff: MLP hidden width."""
     vocab: int = 32; d: int = 32; n_layers: int = 2; d_ff: int = 64
     def __post_init__(self): _check_pos_int(vocab=self.vocab, d=self.d, n_layers=self.n_layers, d_ff=self.d_ff)
 
 class StandInBlock(nn.Module):
+    """One single-head causal attention + GELU MLP block of the stand-in LM.
+
+    c: the `StandInConfig` giving the widths."""
     def __init__(self, c: StandInConfig):
         super().__init__()
         self.q_proj, self.k_proj, self.v_proj, self.o_proj = (nn.Linear(c.d, c.d, bias=False) for _ in range(4))
@@ -344,7 +409,9 @@ class StandInBlock(nn.Module):
         return h + self.down_proj(F.gelu(self.up_proj(h)))
 
 class StandInLM(nn.Module):
-    "Stand-in for a local causal LM checkpoint (tests the real-model path without `transformers`)."
+    """Stand-in for a local causal LM checkpoint (tests the real-model path without `transformers`).
+
+    c: the `StandInConfig` giving vocabulary, width, depth and MLP width."""
     def __init__(self, c: StandInConfig):
         super().__init__(); self.config = c
         self.embed = nn.Embedding(c.vocab, c.d); self.layers = nn.ModuleList(StandInBlock(c) for _ in range(c.n_layers))
@@ -358,7 +425,7 @@ class StandInLM(nn.Module):
 def save_standin(directory: str | Path, config: StandInConfig | None = None, seed: int = 0) -> Path:
     "Write a randomly initialized stand-in checkpoint: standin_config.json + pytorch_model.bin."
     c = config or StandInConfig(); d = Path(directory); d.mkdir(parents=True, exist_ok=True)
-    with torch.random.fork_rng(): torch.manual_seed(seed); model = StandInLM(c)
+    with seeded(seed): model = StandInLM(c)
     (d / "standin_config.json").write_text(json.dumps(asdict(c)))
     torch.save(model.state_dict(), d / "pytorch_model.bin")
     return d
@@ -497,7 +564,9 @@ def digits_data(seed: int = 0, task: str = "none", perm_seed: int = 1234, device
     return dict(train=t(idx[:a]), val=t(idx[a:b]), test=t(idx[b:]))
 
 class DigitsMLP(nn.Module):
-    "64 → 256 → 256 → 10 ReLU MLP."
+    """64 → 256 → 256 → 10 ReLU MLP.
+
+    hidden: width of the two hidden layers."""
     def __init__(self, hidden: int = 256):
         super().__init__(); self.fc1, self.fc2, self.head = nn.Linear(64, hidden), nn.Linear(hidden, hidden), nn.Linear(hidden, 10)
     def forward(self, x): return self.head(F.relu(self.fc2(F.relu(self.fc1(x)))))
@@ -521,7 +590,7 @@ def _train(model, data, lr, steps, batch, seed, desc):
 def pretrain_digits(seed: int = 0, steps: int = 600, lr: float = 1e-3, batch: int = 128, device="cpu"):
     "Pretrain the base MLP on the original task; returns (model, test accuracy)."
     data = digits_data(seed, "none", device=device)
-    with torch.random.fork_rng(): torch.manual_seed(seed); model = DigitsMLP().to(get_device(device))
+    with seeded(seed): model = DigitsMLP().to(get_device(device))
     _train(model, data, lr, steps, batch, seed, "pretrain")
     return model.eval(), accuracy(model, data["test"])
 
@@ -582,7 +651,7 @@ def cost_model(m: int, n: int, T: int, r: int) -> dict:
 # %% ../nbs/11_abba/11a_method.ipynb #859248c1
 def _seeded_linear(n: int, m: int, seed: int) -> nn.Linear:
     "nn.Linear(n, m) with its default init drawn under a fixed seed (the global RNG is left untouched)."
-    with torch.random.fork_rng(): torch.manual_seed(seed); return nn.Linear(n, m)
+    with seeded(seed): return nn.Linear(n, m)
 
 def _bench_layer(kind: str, m: int, n: int, r: int, seed: int, dev):
     gen = torch.Generator().manual_seed(seed); base = _seeded_linear(n, m, seed)
@@ -598,7 +667,7 @@ def bench_layer(m: int, n: int, T: int, r: int, kinds=("lora", "abba", "abba_den
     for L in layers.values():
         with torch.no_grad():
             for p in L.adapter_parameters(): p.normal_(0, 0.02)   # move off the B = 0 init
-    def fb(L): return lambda: L(x).sum().backward()
+    def fb(L): return lambda: L(x).sum().backward()   # why: timing raw autograd, no optimizer
     base_b = saved_bytes(lambda: layers[kinds[0]].base(x).sum())          # what the frozen layer alone keeps
     mem = {k: saved_bytes(lambda: L(x).sum()) - base_b for k, L in layers.items()}
     df = time_many({k: fb(L) for k, L in layers.items()}, repeats=repeats, warmup=1, sync=dev, baseline=kinds[0]).reset_index()
@@ -610,7 +679,61 @@ def kr_dense_agreement(m: int = 256, n: int = 192, T: int = 32, r1: int = 4, r2:
     with torch.no_grad():
         for p in kr.adapter_parameters(): p.normal_(0, 0.3, generator=gen)
     dn = copy.deepcopy(kr); dn.use_khatri_rao = False; x = torch.randn(T, n, generator=gen); ys = []
-    for L in (kr, dn): y = L(x); (y ** 2).sum().backward(); ys.append(y.detach())
+    for L in (kr, dn): y = L(x); (y ** 2).sum().backward(); ys.append(y.detach())   # why: compare gradients, no step
     rel = lambda a, b: float((a - b).abs().max() / b.abs().max())
     return dict(out_rel_err=rel(ys[0], ys[1]),
                 grad_rel_err=max(rel(p.grad, q.grad) for p, q in zip(kr.adapter_parameters(), dn.adapter_parameters())))
+
+# %% ../nbs/11_abba/11a_method.ipynb #090b1e8b
+def _pin_malloc():
+    "CPU: serve allocations above 64 KiB by mmap (returned to the OS on free), so RSS tracks live tensors."
+    import ctypes, ctypes.util
+    try: libc = ctypes.CDLL(ctypes.util.find_library("c")); libc.mallopt(-3, 65536); libc.mallopt(-1, 65536)   # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
+    except (OSError, AttributeError): pass
+
+def _status_bytes(key: str) -> int:
+    import re
+    with open("/proc/self/status") as f: return int(re.search(rf"{key}:\s+(\d+) kB", f.read()).group(1)) * 1024
+
+def peak_bytes(fn: Callable, device="cpu") -> tuple[int, str]:
+    "Peak memory `fn()` adds: the CUDA allocator's peak, or on Linux the process's peak RSS (VmHWM) reset just before."
+    from iclr26nb.core.bench import peak_memory
+    dev = get_device(device)
+    if dev.type == "cpu":
+        try:
+            with open("/proc/self/clear_refs", "w") as f: f.write("5")          # reset VmHWM to the current RSS
+            base = _status_bytes("VmRSS"); fn(); return max(_status_bytes("VmHWM") - base, 0), "peak RSS (VmHWM reset)"
+        except OSError: pass
+    p = peak_memory(fn, device=dev); return p["peak_bytes"], p["how"]
+
+def _stack(kind: str, m: int, r: int, n_layers: int, seed: int, dev) -> nn.Sequential:
+    gen = torch.Generator().manual_seed(seed); layers = []
+    for i in range(n_layers):
+        base = _seeded_linear(m, m, seed + i)
+        ab = dict(init="random", generator=gen, **equal_budget("abba", r))                # memory does not depend on the init
+        if kind == "abba_dense": L = ABBALinear(base, use_khatri_rao=False, **ab)
+        elif kind == "abba_peft": L = ABBALinear(base, use_khatri_rao=False, dense_saves="factors", **ab)
+        elif kind == "abba": L = ABBALinear(base, **ab)
+        else: L = make_adapter(base, kind, r=r, generator=gen)
+        with torch.no_grad():
+            for p in L.adapter_parameters(): p.normal_(0, 0.02, generator=gen)     # move off the zero init
+        layers.append(L)
+    return nn.Sequential(*layers).to(dev)
+
+def bench_memory(m: int, T: int, r: int, kinds=("lora", "abba", "abba_dense", "abba_peft"), n_layers: int = 4,
+                 device="cpu", seed: int = 0, repeats: int = 1) -> pd.DataFrame:
+    "Peak memory (bytes) that forward + backward through `n_layers` adapted m×m layers on T tokens adds; the median of `repeats`."
+    _check_pos_int(m=m, T=T, r=r, n_layers=n_layers, repeats=repeats); dev = get_device(device)
+    if dev.type == "cpu": _pin_malloc()
+    x = torch.randn(T, m, generator=torch.Generator().manual_seed(seed)).to(dev); rows = []
+    for k in kinds:
+        net = _stack(k, m, r, n_layers, seed, dev)
+        def fb(): net(x).sum().backward(); return None   # why: measure autograd memory, no optimizer step
+        def once():
+            for p in net.parameters(): p.grad = None
+            return peak_bytes(fb, dev)
+        peaks = [once() for _ in range(repeats)]
+        rows.append(dict(method=k, m=m, T=T, r=r, n_layers=n_layers, peak_bytes=float(np.median([p[0] for p in peaks])),
+                         how=peaks[0][1], saved_bytes=saved_bytes(lambda: net(x).sum())))
+        del net
+    return pd.DataFrame(rows)

@@ -24,6 +24,11 @@ class EncryptedKernelManager(KernelManager):
         import zmq
         kw.setdefault("transport_encryption", "auto" if zmq.has("curve") else "disabled"); super().__init__(**kw)
 
+    kernel_log = None   # a file for the kernel process's own stdout/stderr (None: inherited from this process)
+    def start_kernel(self, **kw):
+        if self.kernel_log is None: return super().start_kernel(**kw)
+        with open(self.kernel_log, "ab") as f: return super().start_kernel(stdout=f, stderr=f, **kw)
+
 KERNEL_MANAGER = "iclr26nb.cli.EncryptedKernelManager"
 
 def has_parameters(nb_path: str | Path) -> bool:
@@ -44,14 +49,17 @@ def _env(**kv):
 
 INLINE = "module://matplotlib_inline.backend_inline"     # figures are saved in the outputs even when MPLBACKEND=Agg is set
 
-def execute(nb: Path, out_nb: Path, parameters: dict | None = None, timeout: int | None = None) -> float:
-    "Run one notebook with papermill in its own folder (encrypted kernel, inline figures, progress bars off); returns seconds."
+def execute(nb: Path, out_nb: Path, parameters: dict | None = None, timeout: int | None = None,
+            log: Path | None = None) -> float:
+    """Run one notebook with papermill in its own folder (encrypted kernel, inline figures, progress bars off); returns seconds.
+    `log`: a file that receives what the kernel process itself writes (a sweep task keeps it in its folder)."""
     import papermill as pm
     Path(out_nb).parent.mkdir(parents=True, exist_ok=True)
     with _env(ICLR26NB_PROGRESS="0", MPLBACKEND=INLINE), Timer() as t:
         pm.execute_notebook(str(nb), str(out_nb), parameters=parameters or {}, cwd=str(Path(nb).parent),
                             kernel_name="python3", progress_bar=False, execution_timeout=timeout,
-                            kernel_manager_class=KERNEL_MANAGER)
+                            kernel_manager_class=KERNEL_MANAGER if log is None else
+                            type("LoggedKernelManager", (EncryptedKernelManager,), dict(kernel_log=str(log))))
     return t.elapsed
 
 def run_notebook(nb: Path, out_nb: Path, mode: str = "smoke", device: str = "auto", out_dir: Path | None = None,

@@ -90,7 +90,8 @@ def run_task(task: Task, timeout: int | None = None) -> dict:
     scratch = out.with_name(f"{out.name}.partial-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}")
     scratch.mkdir(parents=True)
     try:
-        secs = execute(Path(task.notebook), scratch/Path(task.notebook).name, dict(task.params, OUT=str(scratch/"results")), timeout)
+        secs = execute(Path(task.notebook), scratch/Path(task.notebook).name, dict(task.params, OUT=str(scratch/"results")), timeout,
+                       log=scratch/"kernel.log")
         rec = dict(id=task.id, seconds=round(secs, 2), host=socket.gethostname(), pid=os.getpid(),
                    finished=datetime.datetime.now().isoformat(timespec="seconds"))
         with atomic_write(scratch/"done.json") as f: json.dump(rec, f)

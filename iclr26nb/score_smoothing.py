@@ -417,7 +417,8 @@ def fit_score_at_t(model: TwoLayerReLU, Y1d: torch.Tensor, t: float, steps: int,
             def closure():
                 lb.zero_grad(); l = sc * t * Lt() + weight_decay * model.penalty()
                 l.backward(); return l                                                      # why: L-BFGS needs a closure
-            loss = float(lb.step(closure)); L = Lt()
+            loss = float(lb.step(closure).detach())
+            with torch.no_grad(): L = Lt()
         return dict(loss=loss, L_t=L.item(), fit=t * L.item())
     return fit(step, steps + (polish > 0), log_every=max(1, steps // 10), desc=f"relu t={t:g}", verbose=False)
 

@@ -15,20 +15,23 @@ import cvxpy as cp
 import torch
 from fastcore.basics import patch
 from .core.runtime import get_device
-from .core.train import fit, History
+from .core.train import fit, sgd_step, History
 
 # %% auto #0
-__all__ = ['TabularMDP', 'occupancy', 'policy_from_occupancy', 'standardize', 'chi2', 'correlation', 'worst_case_value',
-           'orpo_bound', 'worst_case_value_socp', 'PolicySolution', 'solve_robust', 'orpo_lambda', 'solve_orpo',
-           'solve_proxy_optimal', 'value_iteration', 'feature_moments', 'linear_worst_case', 'linear_rho_max',
-           'linear_worst_case_socp', 'solve_robust_linear', 'sample_correlated_rewards', 'garnet', 'dirichlet_policy',
-           'softmax_policy', 'TomatoMini', 'exact_policy_ascent', 'estimate_chi2', 'robust_step_rewards',
-           'orpo_step_rewards', 'DensityRatioDiscriminator', 'discriminator_policy_ascent']
+__all__ = ['ORPO_GRID', 'TabularMDP', 'occupancy', 'policy_from_occupancy', 'standardize', 'chi2', 'correlation',
+           'worst_case_value', 'orpo_bound', 'worst_case_value_socp', 'PolicySolution', 'solve_robust', 'orpo_lambda',
+           'solve_orpo', 'solve_proxy_optimal', 'value_iteration', 'orpo_lambda_star', 'orpo_oracle', 'feature_moments',
+           'linear_worst_case', 'linear_rho_max', 'linear_worst_case_socp', 'solve_robust_linear',
+           'sample_correlated_rewards', 'garnet', 'dirichlet_policy', 'softmax_policy', 'TomatoMini',
+           'exact_policy_ascent', 'estimate_chi2', 'robust_step_rewards', 'orpo_step_rewards',
+           'DensityRatioDiscriminator', 'discriminator_policy_ascent']
 
 # %% ../nbs/02_robust_reward/02a_method.ipynb #9a9bbcd1
 @dataclass
 class TabularMDP:
-    "Finite discounted MDP; `P` is dense (S,A,S) or sparse (S*A,S), row-stochastic."
+    """Finite discounted MDP; `P` is dense (S,A,S) or sparse (S*A,S), row-stochastic.
+
+    P: transition kernel P(s'|s,a); rho0: initial state distribution (S,); gamma: discount in [0, 1)."""
     P: object          # transition kernel P(s'|s,a)
     rho0: np.ndarray   # initial state distribution, (S,)
     gamma: float       # discount in [0,1)
@@ -129,6 +132,14 @@ def correlation(R, proxy, mu_ref) -> float:
     return float(np.asarray(mu_ref).ravel() @ (Rn * Pn).ravel())
 
 # %% ../nbs/02_robust_reward/02a_method.ipynb #b11483e2
+def _unit_orthogonal(q, Rn):
+    "A Z with E_ref Z = E_ref[Z R_n] = 0 and E_ref Z^2 = 1 (zero off the support); ValueError if none exists."
+    s = q > 0; sq = np.sqrt(q[s]); U = np.stack([sq, sq * Rn[s]], 1)          # orthonormal in whitened coordinates
+    res = 1 - (U * U).sum(1); i = int(np.argmax(res))                          # basis vector with the largest residual
+    if res[i] < 1e-9: raise ValueError("mu_ref has fewer than 3 supported (s,a) pairs: no reward orthogonal to {1, R_n} exists")
+    v = -U @ U[i]; v[i] += 1; Z = np.zeros_like(q); Z[s] = v / np.linalg.norm(v) / sq
+    return Z
+
 def worst_case_value(mu, mu_ref, proxy, r, return_reward=False):
     "Closed-form W_r = r m - sqrt(1-r^2) sqrt(chi^2 - m^2); with `return_reward`, also the minimizing reward R*."
     r = _check_r(r); mu, mu_ref, proxy = (np.asarray(a, dtype=float) for a in (mu, mu_ref, proxy))
@@ -145,7 +156,8 @@ def worst_case_value(mu, mu_ref, proxy, r, return_reward=False):
     Rn = c / sd; w = np.divide(p, q, out=np.zeros_like(p), where=s)           # R_n and density ratio w
     perp = np.where(s, w - 1 - m * Rn, 0.0)                                    # part of w-1 orthogonal to {1, R_n}
     nq = math.sqrt(float(q @ (perp * perp)))                                   # = sqrt(chi^2 - m^2)
-    Rstar = r * Rn - (math.sqrt(1 - r * r) * perp / nq if nq > 1e-7 else 0)   # R*_pi
+    if nq <= 1e-7: perp, nq = _unit_orthogonal(q, Rn), 1.0                    # chi^2 = m^2: any unit Z ⊥ {1, R_n} attains W
+    Rstar = r * Rn - math.sqrt(1 - r * r) * perp / nq                         # R*_pi, a member of U_r
     return W, Rstar.reshape(mu.shape)
 
 def orpo_bound(mu, mu_ref, proxy, r) -> float:
@@ -173,10 +185,16 @@ def worst_case_value_socp(mu, mu_ref, proxy, r, solver="CLARABEL") -> float:
 # %% ../nbs/02_robust_reward/02a_method.ipynb #4fc1ef31
 @dataclass
 class PolicySolution:
-    "An optimized policy: occupancy `mu` (S,A), policy `pi` (S,A), solver objective, status and solver."
+    """An optimized policy.
+
+    mu: occupancy (S,A) of the recovered policy; pi: the policy (S,A); objective: the solver's optimal value;
+    status: the solver status; solver: its name; theta, names: worst-case linear reward and feature names (Robust-linear)."""
     mu: np.ndarray; pi: np.ndarray; objective: float; status: str; solver: str
     theta: np.ndarray | None = None    # worst-case linear reward (Robust-linear only)
     names: list | None = None          # feature names of theta
+    def W_r(self, mu_ref, proxy, r) -> float:
+        "Worst-case return of this policy over U_r."
+        return worst_case_value(self.mu, mu_ref, proxy, r)
 
 def _flow(mdp, mu):
     "Bellman flow constraints of the occupancy polytope."
@@ -248,6 +266,29 @@ def value_iteration(mdp: TabularMDP, R, tol=1e-10, max_iter=100_000) -> np.ndarr
         if np.abs(Q.max(1) - V).max() < tol: return Q
         V = Q.max(1)
     raise RuntimeError(f"value iteration did not converge in {max_iter} iterations")
+
+# %% ../nbs/02_robust_reward/02a_method.ipynb #8e9271ae
+ORPO_GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)      # official ORPO coefficients, times sd(proxy)
+
+def orpo_lambda_star(mu, mu_ref, proxy, r) -> float:
+    "lambda* = sin(phi) / sin(theta + phi), r = cos(phi), cos(theta) = m / sqrt(chi^2): the ORPO penalty whose solution is mu."
+    r = _check_r(r); Rn, *_ = standardize(proxy, mu_ref)
+    m, c2 = float(np.asarray(mu).ravel() @ Rn.ravel()), chi2(mu, mu_ref)
+    if c2 <= 1e-12: raise ValueError("mu equals mu_ref (chi^2 = 0): lambda* is undefined (every large lambda returns pi_ref)")
+    th, ph = math.acos(max(-1.0, min(1.0, m / math.sqrt(c2)))), math.acos(r)
+    if math.sin(th + ph) <= 0: raise ValueError("theta + phi >= pi: W_r < 0 at mu, so mu is no ORPO solution")
+    return math.sin(ph) / math.sin(th + ph)
+
+def orpo_oracle(mdp: TabularMDP, mu_ref, proxy, r, lam_range=(1e-3, 1e2), n_scan=17, xatol=1e-4, solver="CLARABEL"):
+    "ORPO with the continuous lambda maximizing the true worst case W_r: a log-spaced scan, then a bounded search around its best; (solution, lambda)."
+    import scipy.optimize as so
+    lo, hi = lam_range
+    if not 0 < lo < hi: raise ValueError(f"lam_range must be (lo, hi) with 0 < lo < hi; got {lam_range}")
+    W = lambda ll: -worst_case_value(solve_orpo(mdp, mu_ref, proxy, math.exp(ll), solver=solver).mu, mu_ref, proxy, r)
+    g = np.linspace(math.log(lo), math.log(hi), n_scan); v = [W(x) for x in g]; k = int(np.argmin(v))   # W_r is not unimodal in lambda
+    res = so.minimize_scalar(W, bounds=(g[max(k - 1, 0)], g[min(k + 1, n_scan - 1)]), method="bounded", options=dict(xatol=xatol))
+    ll = res.x if res.fun <= v[k] else g[k]
+    return solve_orpo(mdp, mu_ref, proxy, math.exp(ll), solver=solver), math.exp(ll)
 
 # %% ../nbs/02_robust_reward/02a_method.ipynb #2901cc34
 def feature_moments(features, mu_ref, proxy):
@@ -350,17 +391,22 @@ def softmax_policy(Q, temperature: float, eps: float = 0.0, mask=None) -> np.nda
 
 # %% ../nbs/02_robust_reward/02a_method.ipynb #c7a255cb
 class TomatoMini:
-    "Tomato-watering gridworld (after Leike et al. 2017) where standing on the bucket makes every tomato look watered."
+    """Tomato-watering gridworld (after Leike et al. 2017) where standing on the bucket makes every tomato look watered.
+
+    height, width: grid size; tomatoes: tomato cells; bucket: the bucket cell; dry_prob: chance per step that a watered
+    tomato dries; gamma: discount; water: true reward per watered tomato; bonus: extra proxy reward on the bucket;
+    move_cost: true (and proxy) cost of every move that is not `noop` (0: the original task)."""
     MOVES = ((-1, 0), (1, 0), (0, -1), (0, 1), (0, 0)); ACTIONS = ("up", "down", "left", "right", "noop")
     FEATURES = ("n_watered", "at_bucket", "moved")
-    def __init__(self, height=3, width=4, tomatoes=((0, 0), (0, 3)), bucket=(2, 3), dry_prob=0.1, gamma=0.95, water=0.2, bonus=0.5):
+    def __init__(self, height=3, width=4, tomatoes=((0, 0), (0, 3)), bucket=(2, 3), dry_prob=0.1, gamma=0.95, water=0.2, bonus=0.5, move_cost=0.0):
         cells = {(i, j) for i in range(height) for j in range(width)}
         tomatoes, bucket = tuple(map(tuple, tomatoes)), tuple(bucket)
         if not set(tomatoes) <= cells or bucket not in cells: raise ValueError(f"tomatoes and bucket must lie in the {height}x{width} grid")
         if len(set(tomatoes)) != len(tomatoes) or bucket in tomatoes: raise ValueError("tomato and bucket cells must be distinct")
+        if not move_cost >= 0: raise ValueError(f"move_cost must be >= 0; got {move_cost}")
         if not 0 <= dry_prob <= 1: raise ValueError(f"dry_prob must be in [0,1]; got {dry_prob}")
         self.h, self.w, self.tomatoes, self.bucket = height, width, tomatoes, bucket
-        self.dry_prob, self.gamma, self.water, self.bonus = dry_prob, gamma, water, bonus
+        self.dry_prob, self.gamma, self.water, self.bonus, self.move_cost = dry_prob, gamma, water, bonus, move_cost
         self.nT = len(tomatoes); self.S, self.A = height * width * 2 ** self.nT, 5
     def state(self, cell, bits): return (cell[0] * self.w + cell[1]) * 2 ** self.nT + bits
     def decode(self, s): c, bits = divmod(s, 2 ** self.nT); return divmod(c, self.w), bits
@@ -392,8 +438,8 @@ def to_tabular(self: TomatoMini):
         for a in range(self.A):
             for s2, p in self.step_dist(s, a).items(): P[s, a, s2] += p
             F[s, a] = nw, cell == self.bucket, a != 4
-        R[s] = self.water * nw                                                  # true reward
-    proxy = np.where(F[..., 1] > 0, self.water * self.nT + self.bonus, R)      # the bucket fools the proxy
+        R[s] = self.water * nw - self.move_cost * (np.arange(self.A) != 4)     # true reward
+    proxy = np.where(F[..., 1] > 0, self.water * self.nT + self.bonus - self.move_cost * F[..., 2], R)   # the bucket fools the proxy
     return TabularMDP(P, np.full(self.S, 1 / self.S), self.gamma), R, proxy, F, list(self.FEATURES)
 
 # %% ../nbs/02_robust_reward/02a_method.ipynb #646b9b3a
@@ -438,7 +484,7 @@ def exact_policy_ascent(mdp: TabularMDP, mu_ref, proxy, r, objective="robust", l
     def J(mu): m, c2 = stats(mu); return m - lam * torch.sqrt(torch.clamp(c2, min=1e-12))                  # ORPO
     f = W if objective == "robust" else J
     def step(i):
-        mu = occ(); val = f(mu); opt.zero_grad(); (-val).backward(); opt.step()
+        mu = occ(); val = f(mu); opt.zero_grad(); (-val).backward(); opt.step()   # why: ascent on bare logits, no module
         return dict(objective=float(val.detach()), W_r=float(W(mu.detach())))
     hist = fit(step, steps, log_every=log_every, desc=f"ascent ({objective})", verbose=verbose)
     return hist, torch.softmax(logits, 1).detach().cpu().numpy()
@@ -468,7 +514,10 @@ def orpo_step_rewards(proxy, w_hat, chi2_hat, lam, clip=None) -> np.ndarray:
 
 # %% ../nbs/02_robust_reward/02a_method.ipynb #07aa43f8
 class DensityRatioDiscriminator(torch.nn.Module):
-    "Logistic discriminator d(x) trained with softplus(-d) on current and softplus(d) on reference samples: d -> log mu_pi/mu_ref."
+    """Logistic discriminator d(x) trained with softplus(-d) on current and softplus(d) on reference samples: d -> log mu_pi/mu_ref.
+
+    n_features: input width (|S||A| for one-hot pairs); hidden: hidden units (0: logistic regression); device: where it
+    runs; seed: initialisation seed."""
     def __init__(self, n_features: int, hidden: int = 0, device="auto", seed: int = 0):
         super().__init__()
         g = torch.Generator().manual_seed(seed); self.device = get_device(device)
@@ -487,7 +536,7 @@ class DensityRatioDiscriminator(torch.nn.Module):
         opt, sp_ = torch.optim.Adam(self.parameters(), lr=lr), torch.nn.functional.softplus
         for _ in range(steps):
             loss = sp_(-self.log_ratio(cur)).mean() + sp_(self.log_ratio(ref)).mean()
-            opt.zero_grad(); loss.backward(); opt.step()
+            sgd_step(self, opt, loss)
         return float(loss.detach())
 
 def _init(layer, g):
@@ -516,6 +565,6 @@ def discriminator_policy_ascent(mdp: TabularMDP, mu_ref, proxy, r, method="robus
         c2, m = estimate_chi2(w[cur]), float(rn[cur].mean())                                               # chi^2_hat, m_hat
         rt = robust_step_rewards(rn, w, m, c2, r, clip) if method == "robust" else orpo_step_rewards(rn, w, c2, lam, clip)
         val = (mu.ravel() * torch.as_tensor(rt, dtype=torch.float64, device=dev)).sum()                   # <mu_theta, r_t>
-        opt.zero_grad(); (-val).backward(); opt.step()
+        opt.zero_grad(); (-val).backward(); opt.step()   # why: ascent on bare logits, no module
         return dict(W_r=worst_case_value(p.reshape(mdp.S, mdp.A), mu_ref, proxy, r), chi2_hat=c2, chi2=chi2(p, mu_ref.ravel()))
     return fit(step, iters, log_every=1, desc=f"discriminator ascent ({method})", verbose=verbose)

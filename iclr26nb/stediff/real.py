@@ -17,9 +17,12 @@ from .method import PoisonedDataset, PromptSpace
 @contextlib.contextmanager
 def quiet():
     "Silence diffusers', transformers' and huggingface_hub's logging and progress bars inside the block."
-    import warnings, transformers, huggingface_hub
+    import warnings
+    with warnings.catch_warnings():                                                   # tqdm.auto warns at import without ipywidgets
+        warnings.simplefilter("ignore"); import transformers, huggingface_hub
     tl = transformers.utils.logging; told = tl.get_verbosity(); tl.set_verbosity_error(); tl.disable_progress_bar()
-    import diffusers                                                                  # imported after transformers is quiet
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore"); import diffusers                             # imported after transformers is quiet
     dl = diffusers.utils.logging; dold = dl.get_verbosity(); dl.set_verbosity_error(); dl.disable_progress_bar()
     huggingface_hub.utils.disable_progress_bars()
     try:

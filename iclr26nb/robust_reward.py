@@ -279,13 +279,13 @@ def orpo_lambda_star(mu, mu_ref, proxy, r) -> float:
     if math.sin(th + ph) <= 0: raise ValueError("theta + phi >= pi: W_r < 0 at mu, so mu is no ORPO solution")
     return math.sin(ph) / math.sin(th + ph)
 
-def orpo_oracle(mdp: TabularMDP, mu_ref, proxy, r, lam_range=(1e-3, 1e2), n_scan=17, xatol=1e-4, solver="CLARABEL"):
+def orpo_oracle(mdp: TabularMDP, mu_ref, proxy, r, lam_range=(1e-3, 1e2), n_scan=61, xatol=1e-4, solver="CLARABEL"):
     "ORPO with the continuous lambda maximizing the true worst case W_r: a log-spaced scan, then a bounded search around its best; (solution, lambda)."
     import scipy.optimize as so
     lo, hi = lam_range
     if not 0 < lo < hi: raise ValueError(f"lam_range must be (lo, hi) with 0 < lo < hi; got {lam_range}")
     W = lambda ll: -worst_case_value(solve_orpo(mdp, mu_ref, proxy, math.exp(ll), solver=solver).mu, mu_ref, proxy, r)
-    g = np.linspace(math.log(lo), math.log(hi), n_scan); v = [W(x) for x in g]; k = int(np.argmin(v))   # W_r is not unimodal in lambda
+    g = np.linspace(math.log(lo), math.log(hi), n_scan); v = [W(x) for x in g]; k = int(np.argmin(v))   # W_r is not unimodal in lambda, and its peak can be narrow
     res = so.minimize_scalar(W, bounds=(g[max(k - 1, 0)], g[min(k + 1, n_scan - 1)]), method="bounded", options=dict(xatol=xatol))
     ll = res.x if res.fun <= v[k] else g[k]
     return solve_orpo(mdp, mu_ref, proxy, math.exp(ll), solver=solver), math.exp(ll)

@@ -691,6 +691,12 @@ def _pin_malloc():
     try: libc = ctypes.CDLL(ctypes.util.find_library("c")); libc.mallopt(-3, 65536); libc.mallopt(-1, 65536)   # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
     except (OSError, AttributeError): pass
 
+def _trim_heap():
+    "Return free heap pages to the OS (glibc `malloc_trim`), so a measurement cannot reuse memory that is already resident."
+    import ctypes, ctypes.util
+    try: ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
+    except (OSError, AttributeError): pass
+
 def _status_bytes(key: str) -> int:
     import re
     with open("/proc/self/status") as f: return int(re.search(rf"{key}:\s+(\d+) kB", f.read()).group(1)) * 1024
@@ -701,6 +707,7 @@ def peak_bytes(fn: Callable, device="cpu") -> tuple[int, str]:
     dev = get_device(device)
     if dev.type == "cpu":
         try:
+            _trim_heap()
             with open("/proc/self/clear_refs", "w") as f: f.write("5")          # reset VmHWM to the current RSS
             base = _status_bytes("VmRSS"); fn(); return max(_status_bytes("VmHWM") - base, 0), "peak RSS (VmHWM reset)"
         except OSError: pass

@@ -179,6 +179,7 @@ def _anchor_claims(nb, ids: set | None = None) -> dict:
             if not h or "verdict" not in (h := "".join(h) if isinstance(h, list) else h).lower(): continue
             soup, hit = BeautifulSoup(h, "html.parser"), False
             for t in soup.find_all("table"):
+                if "scoreboard-table" in t.get("class", []): continue      # the scoreboard links to the rows, it has none
                 if not any("verdict" in th.get_text().lower() for th in t.find_all("th")): continue
                 for tr in t.find_all("tr"):
                     txt = [x.get_text(strip=True) for x in tr.find_all(["th", "td"])]

@@ -101,7 +101,7 @@ class Chromium:
 
     def close(self):
         try: self.send("Browser.close", timeout=10)
-        except Exception: pass
+        except Exception: pass          # the browser may already have exited; it is reaped or killed just below
         try: self.proc.wait(10)
         except subprocess.TimeoutExpired: self.proc.kill(); self.proc.wait()
 

@@ -100,8 +100,10 @@ class Chromium:
         path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", session=True, format="png")["data"]))
 
     def close(self):
-        try: self.send("Browser.close", timeout=10)
-        except Exception: pass          # the browser may already have exited; it is reaped or killed just below
+        if self.proc.poll() is None:
+            try: self.send("Browser.close", timeout=10)
+            except (BrokenPipeError, TimeoutError):   # it exited or hung while closing: reaped or killed just below
+                self.proc.kill()
         try: self.proc.wait(10)
         except subprocess.TimeoutExpired: self.proc.kill(); self.proc.wait()
 

@@ -12,7 +12,10 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 from scipy.optimize import linear_sum_assignment
-from .core.runtime import seeded
+from sklearn.cluster import KMeans
+from sklearn.metrics import adjusted_rand_score, silhouette_score
+from .core.runtime import seeded, get_device
+from .core.bench import peak_memory
 from .core.train import fit, sgd_step, History
 
 # %% auto #0
@@ -22,10 +25,11 @@ __all__ = ['SIGNED_PERMS', 'PROPER_PERMS', 'REPARAM_KINDS', 'SH_C0', 'SH_C1', 'S
            'sphere_grid', 'to_submanifold_field', 'fit_gaussians_from_field', 'colored_chamfer', 'manifold_distance',
            'sigma_rel_error', 'field_mdist', 'psnr', 'SFEncoder', 'SFDecoder', 'SFModel', 'GaussianAutoencoder',
            'SFVAE', 'ParamVAE', 'ParamSFVAE', 'train_autoencoder', 'random_rotations', 'random_gaussians',
-           'make_object', 'make_object_dataset', 'Camera', 'look_at', 'orbit_cameras', 'render', 'render_all',
-           'render_psnr', 'load_3dgs_ply', 'save_3dgs_ply', 'load_official_sfvae', 'GaussianSetClassifier',
-           'gaussian_features', 'standardize', 'train_classifier', 'accuracy', 'GaussianNeuralField',
-           'fit_neural_field', 'macs_per_primitive']
+           'make_object', 'make_object_dataset', 'make_scene', 'Camera', 'look_at', 'orbit_cameras', 'render',
+           'render_all', 'render_psnr', 'load_3dgs_ply', 'save_3dgs_ply', 'load_official_sfvae',
+           'GaussianSetClassifier', 'gaussian_features', 'standardize', 'train_classifier', 'accuracy',
+           'GaussianNeuralField', 'fit_neural_field', 'cluster_gaussians', 'cluster_scores', 'cluster_agreement',
+           'macs_per_primitive', 'peak_tensor_memory']
 
 # %% ../nbs/10_gs_embed/10a_method.ipynb #888ba6ee
 def quat_to_rotmat(q: torch.Tensor) -> torch.Tensor:
@@ -421,20 +425,33 @@ class _SFDecoding(GaussianAutoencoder):
         return tot + parts.get("scale", 0.0), dict(geo=geo.detach(), col=col.detach(), **{k: v.detach() for k, v in parts.items()})
     def _decode_params(self, z): return fit_gaussians_from_field(self._decode_pts(z), self.sh_degree, self.color_frame, self.scale_mode)
 
-def _grids(grid, grid_dim, n_orbits, grid_seed):
-    "(encoder grid, decoder template directions): octahedral for both, or the official 12x12 input and grid_dim^2 template."
+def _grids(grid, grid_dim, n_orbits, grid_seed, template_orbits=None):
+    "(encoder grid, decoder template directions): octahedral (template: its own orbit count), or the official 12x12 input and grid_dim^2 template."
     if grid not in ("octahedral", "uv"): raise ValueError(f"grid must be 'octahedral' or 'uv', got {grid!r}")
-    if grid == "octahedral": E = sphere_grid(n_orbits, "octahedral", grid_seed); return E, E
+    if template_orbits is not None and (grid != "octahedral" or isinstance(template_orbits, bool) or not isinstance(template_orbits, int) or template_orbits < 1):
+        raise ValueError(f"template_orbits must be None or an int >= 1, with grid='octahedral'; got {template_orbits!r} with grid={grid!r}")
+    if grid == "octahedral":
+        E = sphere_grid(n_orbits, "octahedral", grid_seed)
+        return E, (E if template_orbits in (None, n_orbits) else sphere_grid(template_orbits, "octahedral", grid_seed))
     return sphere_grid(kind="uv", grid_dim=12), sphere_grid(kind="uv", grid_dim=grid_dim)
 
 class SFVAE(_SFDecoding):
-    "SF-VAE: SF point set -> PointNet VAE -> folding decoder -> point set -> PCA/SH refit."
+    """SF-VAE: SF point set -> PointNet VAE -> folding decoder -> point set -> PCA/SH refit.
+
+    embedding_dim: size F of the embedding z; grid: 'octahedral' (exactly invariant) or 'uv' (official u-v grid);
+    grid_dim: side of the u-v decoder template (grid='uv'); hidden: width of the folding MLPs; kl_weight: beta of the KL;
+    n_orbits: octahedral orbits of the input SF (P = 48 n_orbits); enc_widths: the PointNet's three hidden widths;
+    sh_degree: SH degree D of the refit; color_frame: colour direction of an SF point ('affine', 'world', 'local');
+    scale_mode: 'moment' or 'extent' scale recovery; scale_norm: unit-size shape plus a predicted log-size (ours);
+    seed: initialization seed; grid_seed: generators of the octahedral orbits;
+    template_orbits: orbits of the decoder template (48 points each; None: the input grid)."""
     def __init__(self, embedding_dim: int = 32, grid: str = "octahedral", grid_dim: int = 12, hidden: int = 512,
                  kl_weight: float = 1e-3, *, n_orbits: int = 3, enc_widths: tuple = (64, 128, 256), sh_degree: int = 3,
-                 color_frame: str = "affine", scale_mode: str = "moment", scale_norm: bool = False, seed: int = 0, grid_seed: int = 0):
+                 color_frame: str = "affine", scale_mode: str = "moment", scale_norm: bool = False, seed: int = 0, grid_seed: int = 0,
+                 template_orbits: int | None = None):
         super().__init__(); _check_ae_args(embedding_dim, kl_weight, hidden, sh_degree)
         if color_frame not in COLOR_FRAMES or scale_mode not in ("moment", "extent"): raise ValueError(f"color_frame must be one of {COLOR_FRAMES}, scale_mode 'moment' or 'extent'")
-        E, T = _grids(grid, grid_dim, n_orbits, grid_seed)
+        E, T = _grids(grid, grid_dim, n_orbits, grid_seed, template_orbits)
         with seeded(seed):
             self.model = SFModel(SFEncoder(8 if scale_norm else 7, embedding_dim, enc_widths), SFDecoder(0.1 * T, 7, embedding_dim, hidden))
             self.log_n = nn.Linear(embedding_dim, 1) if scale_norm else None
@@ -630,6 +647,24 @@ def make_object_dataset(n_per_class: int, n: int = 256, kinds: tuple = OBJECT_KI
     for c, kind in enumerate(kinds):
         for _ in range(n_per_class): objs.append(make_object(kind, n, int(rng.integers(2**31)), sh_degree, scale)); labels.append(c)
     return objs, torch.tensor(labels)
+
+# %% ../nbs/10_gs_embed/10a_method.ipynb #e35ffd84
+def make_scene(n_objects: int = 4, n_per_object: int = 128, n_background: int = 256, sh_degree: int = 3, seed: int = 0,
+               size: tuple = (0.5, 1.5), spread: float = 5.0, ground: tuple = (9.0, 2.0)) -> GaussianParams:
+    "Objects of random kind, size e^U(size) and place (|x|,|y| <= spread) over a disc (radius, depth) = `ground` of `scene` primitives."
+    if not all(isinstance(v, int) and v >= 0 for v in (n_objects, n_per_object, n_background)) or n_objects * n_per_object + n_background == 0:
+        raise ValueError(f"n_objects, n_per_object, n_background must be ints >= 0 with at least one primitive, got {n_objects!r}, {n_per_object!r}, {n_background!r}")
+    rng = np.random.default_rng(seed); parts = []
+    for _ in range(n_objects if n_per_object else 0):
+        kind, sc = OBJECT_KINDS[int(rng.integers(len(OBJECT_KINDS)))], math.exp(rng.uniform(*size))
+        o = make_object(kind, n_per_object, int(rng.integers(2**31)), sh_degree, sc)
+        parts.append(replace(o, mu=o.mu + torch.tensor([*rng.uniform(-spread, spread, 2), 0.0], dtype=torch.float32)))
+    if n_background:
+        b = random_gaussians(n_background, sh_degree, "scene", seed=int(rng.integers(2**31)))
+        ang, rad = rng.uniform(0, 2 * np.pi, n_background), ground[0] * np.sqrt(rng.uniform(size=n_background))   # uniform on the disc
+        mu = np.stack([rad * np.cos(ang), rad * np.sin(ang), rng.uniform(-ground[1], 0, n_background)], 1)
+        parts.append(replace(b, mu=torch.as_tensor(mu, dtype=torch.float32)))
+    return cat_gaussians(parts)
 
 # %% ../nbs/10_gs_embed/10a_method.ipynb #a6239457
 @dataclass
@@ -847,6 +882,27 @@ def fit_neural_field(field: GaussianNeuralField, mu: torch.Tensor, target: torch
         return dict(mse=sgd_step(field, opt, F.mse_loss(field(mu), target)))
     field.train(); h = fit(step, iters, log_every=log_every, eval_fn=eval_fn, eval_every=eval_every, verbose=False); field.eval(); return h
 
+# %% ../nbs/10_gs_embed/10a_method.ipynb #e1cab48c
+def cluster_gaussians(mu: torch.Tensor, feats: torch.Tensor, k: int = 30, xyz_weight: float = 0.25, seed: int = 0,
+                      n_init: int = 4) -> tuple:
+    "k-means on [xyz_weight * mu, feats]: (labels [N], the clustered features [N, 3 + d] as numpy)."
+    if mu.ndim != 2 or mu.shape[1] != 3 or feats.ndim != 2 or len(feats) != len(mu): raise ValueError(f"mu must be [N, 3] and feats [N, d], got {tuple(mu.shape)}, {tuple(feats.shape)}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 2 <= k <= len(mu): raise ValueError(f"k must be an int in 2..N={len(mu)}, got {k!r}")
+    X = torch.cat([xyz_weight * mu, feats], 1).double().cpu().numpy()
+    return KMeans(k, n_init=n_init, random_state=seed).fit_predict(X), X
+
+def cluster_scores(labels: np.ndarray, truth: np.ndarray, X: np.ndarray | None = None) -> dict:
+    "Purity of the clusters w.r.t. the groups `truth` (ints), and with X the silhouette of the clustering."
+    labels, truth = np.asarray(labels), np.asarray(truth)
+    if labels.shape != truth.shape: raise ValueError(f"labels and truth must have the same shape, got {labels.shape}, {truth.shape}")
+    out = dict(purity=sum(np.bincount(truth[labels == c]).max() for c in np.unique(labels)) / len(labels))
+    if X is not None: out["silhouette"] = float(silhouette_score(X, labels)) if len(np.unique(labels)) > 1 else float("nan")
+    return out
+
+def cluster_agreement(a: np.ndarray, b: np.ndarray) -> float:
+    "Adjusted Rand index of two clusterings of the same primitives (1: identical up to relabelling)."
+    return float(adjusted_rand_score(np.asarray(a), np.asarray(b)))
+
 # %% ../nbs/10_gs_embed/10a_method.ipynb #7b570f1b
 def macs_per_primitive(model: GaussianAutoencoder) -> dict:
     "Counted multiply-accumulates per primitive of `embed` (encode) and of the decoder network (decode)."
@@ -860,3 +916,24 @@ def macs_per_primitive(model: GaussianAutoencoder) -> dict:
         return dict(encode=enc, decode=folding(model.model.decoder))
     dec = folding(model.decoder) if isinstance(model, ParamSFVAE) else lin(model.decoder)
     return dict(encode=lin(model.encoder), decode=dec)
+
+# %% ../nbs/10_gs_embed/10a_method.ipynb #cb5f2054
+class _QuietFd2:
+    "Silence C-level stderr (the profiler's start/stop log lines) inside the block."
+    def __enter__(self):
+        import os; self.keep, self.null = os.dup(2), os.open(os.devnull, os.O_WRONLY); os.dup2(self.null, 2)
+    def __exit__(self, *exc):
+        import os; os.dup2(self.keep, 2); os.close(self.keep); os.close(self.null)
+
+def peak_tensor_memory(fn, device="cpu") -> dict:
+    "Peak tensor bytes `fn()` adds on `device` (CUDA allocator peak; CPU: torch's allocation events): dict(peak_bytes, how, result)."
+    if not callable(fn): raise TypeError("fn must be callable")
+    dev = get_device(device)
+    if dev.type == "cuda": return peak_memory(fn, dev)
+    if dev.type != "cpu": raise ValueError(f"device must be a cpu or cuda device, got {device!r}")
+    act = torch.profiler.ProfilerActivity.CPU
+    with _QuietFd2(), torch.profiler.profile(activities=[act], profile_memory=True) as prof: res = fn()
+    ev = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events()
+                if e.name() == "[memory]" and e.device_type() == torch.autograd.DeviceType.CPU)
+    live = np.cumsum([b for _, b in ev]) if ev else np.zeros(1, dtype=np.int64)          # tensor bytes alive after each event
+    return dict(peak_bytes=int(max(live.max(), 0)), how="torch CPU allocator events", result=res)

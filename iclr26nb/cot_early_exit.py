@@ -10,16 +10,17 @@ from typing import Protocol, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
-from .core.runtime import Timer, get_device
+from .core.runtime import Timer, get_device, seeded
 from .core.train import fit, sgd_step
 from .models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer, KVCache
 
 # %% auto #0
 __all__ = ['POLICIES', 'SUMTRACE_SYMBOLS', 'DEER_SYSTEM_PROMPT', 'DeerConfig', 'answer_confidence', 'ReasoningLM',
            'check_special_ids', 'SumTraceTask', 'TinyReasoningLM', 'sumtrace_lm', 'lm_loss', 'train_reasoner', 'Probe',
-           'Trace', 'TraceBatch', 'generate_vanilla', 'generate_deer', 'generate_static', 'generate_consistency',
-           'forced_exit_sweep', 'replay_deer', 'grade_sumtrace', 'probe_table', 'pearl_analysis', 'auroc',
-           'HFReasoningLM', 'extract_boxed', 'normalize_answer', 'grade_answer']
+           'Trace', 'TraceBatch', 'chunk_repeats', 'trial_confidence', 'generate_vanilla', 'generate_deer',
+           'generate_static', 'generate_consistency', 'forced_exit_sweep', 'replay_deer', 'generate_deer_parallel',
+           'grade_sumtrace', 'probe_table', 'pearl_analysis', 'auroc', 'HFReasoningLM', 'extract_boxed',
+           'normalize_answer', 'grade_answer', 'make_standin_checkpoint', 'transition_ablation']
 
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #b42a0212
 POLICIES = ("avg1", "avg2", "min")
@@ -40,6 +41,10 @@ class DeerConfig:
     temperature: float = 0.0         # reasoning tokens: 0 greedy, > 0 sampled; probes and conclusion are greedy
     seed: int = 0                    # seeds the per-problem sampling streams
     budget_margin: int = 0           # cut thinking at think_budget - budget_margin
+    require_end_think: bool = False  # Qwen3 variant: C = 0 unless the trial answer ends with the end-of-thinking token
+    score_stop: bool = False         # Qwen3 variant: the stop token counts in C (p_2..p_n instead of p_2..p_{n-1})
+    rep_exit: int = 0                # repetition exit: leave after this many repeated chunks (0 = off; vLLM script --rep: 3)
+    rep_n: int = 1                   # n-gram order of the repetition test
     def __post_init__(self):
         t = self.threshold
         if isinstance(t, bool) or not isinstance(t, (int, float, np.floating)) or not math.isfinite(t):
@@ -51,20 +56,27 @@ class DeerConfig:
             raise ValueError(f"temperature must be a finite float >= 0, got {self.temperature!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0: raise ValueError(f"seed must be an int >= 0, got {self.seed!r}")
         if isinstance(self.budget_margin, bool) or not isinstance(self.budget_margin, int) or self.budget_margin < 0: raise ValueError(f"budget_margin must be an int >= 0, got {self.budget_margin!r}")
-        if not isinstance(self.probe_at_start, bool): raise TypeError("probe_at_start must be a bool")
+        for k in ("probe_at_start", "require_end_think", "score_stop"):
+            if not isinstance(getattr(self, k), bool): raise TypeError(f"{k} must be a bool, got {getattr(self, k)!r}")
+        if isinstance(self.rep_exit, bool) or not isinstance(self.rep_exit, int) or self.rep_exit < 0: raise ValueError(f"rep_exit must be an int >= 0 (0 = off), got {self.rep_exit!r}")
+        _pos_int("rep_n", self.rep_n)
         self.threshold = float(t)
     @property
     def think_budget(self) -> int: return int(self.max_tokens * self.think_ratio)
+    @classmethod
+    def qwen3(cls, **kw) -> "DeerConfig":
+        "The Qwen3 script's settings: geometric mean over p_2..p_n, exit only if the trial answer closes the thinking, think_ratio 0.8."
+        return cls(**{**dict(policy="avg2", think_ratio=0.8, require_end_think=True, score_stop=True), **kw})
 
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #751d4c82
-def answer_confidence(probs: Sequence[float], policy: str = "avg1") -> float:
-    "Confidence C of a trial answer from its greedy-token probabilities p_1..p_n (first and last excluded); 0.0 if n <= 2."
+def answer_confidence(probs: Sequence[float], policy: str = "avg1", include_stop: bool = False) -> float:
+    "Confidence C from the greedy-token probabilities p_1..p_n: over p_2..p_{n-1} (p_2..p_n if include_stop); 0.0 if that span is empty."
     if policy not in POLICIES: raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     p = np.asarray(list(probs), dtype=np.float64)
     if p.ndim != 1: raise ValueError("probs must be a 1-d sequence of probabilities")
     if not np.all(np.isfinite(p)) or np.any((p < 0) | (p > 1)): raise ValueError(f"probs must be finite and in [0, 1], got {p.tolist()}")
-    inner = p[1:-1]                                              # p_2 .. p_{n-1}
-    if inner.size == 0: return 0.0                               # n <= 2: defined as 0
+    inner = p[1:] if include_stop else p[1:-1]                   # p_2 .. p_n  |  p_2 .. p_{n-1}
+    if inner.size == 0: return 0.0                               # empty span: defined as 0
     if policy == "avg1": return float(inner.mean())              # arithmetic mean
     if policy == "avg2": return float(np.exp(np.log(np.maximum(inner, 1e-10)).mean()))   # geometric mean
     return float(inner.min())
@@ -263,6 +275,17 @@ class TinyReasoningLM:
         c.k, c.v, c.filled = st.cache.k[:, idx, :, :T].clone(), st.cache.v[:, idx, :, :T].clone(), st.cache.filled[idx, :T].clone()
         return _TinyState(c, st.pos[idx].clone(), st.logits[idx].clone())
     def discard(self, st): pass
+    def rollback(self, st: _TinyState, j: int, n: int, logits: torch.Tensor | None = None):
+        "Cut row j back to its first n context tokens (optionally restoring its next-token logits)."
+        st.pos[j] = n; st.cache.filled[j, n:] = False
+        if logits is not None: st.logits[j] = logits
+    def concat(self, a: _TinyState, b: _TinyState) -> _TinyState:
+        "One state holding the rows of a, then those of b (caches padded to the longer one)."
+        T = max(a.cache.max_len, b.cache.max_len); c = KVCache.__new__(KVCache)
+        pad = lambda x, d: F.pad(x, [0, 0] * (x.dim() - 1 - d) + [0, T - x.shape[d]]) if x.shape[d] < T else x
+        c.k = torch.cat([pad(a.cache.k, 3), pad(b.cache.k, 3)], 1); c.v = torch.cat([pad(a.cache.v, 3), pad(b.cache.v, 3)], 1)
+        c.filled = torch.cat([pad(a.cache.filled, 1), pad(b.cache.filled, 1)], 0)
+        return _TinyState(c, torch.cat([a.pos, b.pos]), torch.cat([a.logits, b.logits]))
     def select(self, st: _TinyState, rows: list[int]):
         idx = torch.as_tensor(rows, device=self.device)
         st.cache.k, st.cache.v, st.cache.filled = st.cache.k[:, idx], st.cache.v[:, idx], st.cache.filled[idx]
@@ -324,6 +347,7 @@ class Trace:
     n_transitions: int = 0                 # transition tokens met (appended or not)
     tokens_probe: int = 0                  # decoded probe tokens
     tokens_probe_prompt: int = 0           # answer-cue tokens fed to probes (a prefill)
+    n_repeats: int = 0                     # repeated chunks seen by the repetition exit
     seconds: float = 0.0                   # this problem's share of the batch's wall time
     @property
     def tokens_reasoning(self) -> int: return len(self.reasoning)
@@ -337,19 +361,32 @@ class TraceBatch(list):
     profile: dict = {}
 
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #38be265c
+def chunk_repeats(prev: Sequence[int], cur: Sequence[int], n: int = 1) -> bool:
+    "The vLLM script's repetition test: the n-gram lists of two chunks have no repeated n-gram and the same set."
+    _pos_int("n", n)
+    a, b = ([tuple(x[i:i + n]) for i in range(len(x) - n + 1)] for x in (list(prev), list(cur)))
+    both = set(a) & set(b)
+    return len(both) == len(a) == len(b)
+
 class _Rule:
     "Default: think to the end (vanilla)."
     name = "vanilla"
     def start(self, r) -> str: return "think"
     def before(self, r, n: int, probes: list) -> str | None: return None
-    def transition(self, r, k: int, probes: list) -> str: return "continue"
+    def transition(self, r, k: int, probes: list, t=None) -> str: return "continue"
     def decide(self, r, probes: list) -> bool: return False
 
 class _Deer(_Rule):
     name = "deer"
-    def __init__(self, cfg): self.cfg = cfg
+    def __init__(self, cfg): self.cfg, self.prev, self.begin = cfg, {}, {}
     def start(self, r): return "probe" if self.cfg.probe_at_start else "think"
-    def transition(self, r, k, probes): return "probe" if len(probes) < self.cfg.max_probes else "continue"
+    def transition(self, r, k, probes, t=None):
+        if self.cfg.rep_exit and t is not None:                     # repetition exit: the chunk since the last transition
+            cur = t.reasoning[self.begin.get(r, 0):]
+            if r in self.prev and chunk_repeats(self.prev[r], cur, self.cfg.rep_n): t.n_repeats += 1
+            self.prev[r], self.begin[r] = cur, len(t.reasoning) + 1
+            if t.n_repeats >= self.cfg.rep_exit: return "repeat"
+        return "probe" if len(probes) < self.cfg.max_probes else "continue"
     def decide(self, r, probes): return probes[-1].confidence > self.cfg.threshold      # C > lambda (strict)
 
 class _Static(_Rule):
@@ -357,7 +394,7 @@ class _Static(_Rule):
     def __init__(self, exit_at_transition, budget): self.k, self.b = exit_at_transition, budget
     def start(self, r): return "exit" if self.b == 0 else "think"
     def before(self, r, n, probes): return "exit" if self.b is not None and n >= self.b else None
-    def transition(self, r, k, probes): return "exit" if self.k is not None and k >= self.k else "continue"
+    def transition(self, r, k, probes, t=None): return "exit" if self.k is not None and k >= self.k else "continue"
 
 class _Consistency(_Rule):
     name = "consistency"
@@ -370,7 +407,7 @@ class _Consistency(_Rule):
 class _Sweep(_Rule):
     name = "sweep"
     def start(self, r): return "probe"
-    def transition(self, r, k, probes): return "probe"
+    def transition(self, r, k, probes, t=None): return "probe"
 
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #2629fea0
 def _check_prompts(lm, prompts, cfg):
@@ -384,6 +421,11 @@ def _check_prompts(lm, prompts, cfg):
         if need > lm.max_len: raise ValueError(f"prompt {i}: {len(p)} tokens + max_tokens {cfg.max_tokens} + probe room exceed the model's context {lm.max_len}")
     return ps, single
 
+def trial_confidence(tokens: Sequence[int], probs: Sequence[float], cfg: DeerConfig, end_think_ids: Sequence[int] = ()) -> float:
+    "C of one trial answer under cfg: its policy and span, and 0.0 if cfg.require_end_think and it does not end with end-of-thinking."
+    if cfg.require_end_think and (not tokens or int(tokens[-1]) not in set(map(int, end_think_ids))): return 0.0
+    return answer_confidence(probs, cfg.policy, cfg.score_stop)
+
 def _uniforms(cfg, n, budget):
     "u_{i,n}: one stream per problem i, seeded by (seed, i): independent of batching and probing."
     return np.stack([np.random.default_rng([int(cfg.seed), i]).random(max(budget, 1)) for i in range(n)])
@@ -394,7 +436,7 @@ def _run_probes(lm, st, rows, cfg, timers):
     with Timer() as tf: ps = lm.fork(st, pad, room=len(lm.answer_prompt_ids) + cfg.max_probe_tokens)
     timers["fork"] += tf.elapsed
     with Timer() as tp:
-        lm.step(ps, torch.tensor([lm.answer_prompt_ids] * len(pad)))
+        lm.step(ps, torch.tensor([lm.answer_prompt_ids] * len(pad))); timers["steps_probe"] += 1
         toks, probs, alive, stop = [[] for _ in pad], [[] for _ in pad], [True] * len(pad), set(lm.answer_stop_ids)
         for _ in range(cfg.max_probe_tokens):
             p = F.softmax(lm.logits(ps), -1); pv, tok = p.max(-1)                  # greedy token and its probability p_i
@@ -403,7 +445,7 @@ def _run_probes(lm, st, rows, cfg, timers):
                 if alive[r]:
                     toks[r].append(tl[r]); probs[r].append(min(max(pl[r], 0.0), 1.0)); alive[r] = tl[r] not in stop
             if not any(alive[:m]): break
-            lm.step(ps, tok[:, None])
+            lm.step(ps, tok[:, None]); timers["steps_probe"] += 1
         lm.discard(ps)
     timers["probe"] += tp.elapsed
     return list(zip(toks[:m], probs[:m]))
@@ -414,7 +456,7 @@ def _decode(lm, prompts, cfg: DeerConfig, rule: _Rule):
     if not isinstance(cfg, DeerConfig): raise TypeError(f"cfg must be a DeerConfig, got {type(cfg).__name__}")
     ps, single = _check_prompts(lm, prompts, cfg)
     B, budget, trans, end = len(ps), cfg.think_budget - cfg.budget_margin, set(lm.transition_ids), set(lm.end_think_ids)
-    timers = dict(main=0.0, probe=0.0, fork=0.0)
+    timers = dict(main=0.0, probe=0.0, fork=0.0, steps_main=0, steps_probe=0)
     U = _uniforms(cfg, B, cfg.think_budget) if cfg.temperature > 0 else None
     tr = [Trace(prompt=p, reasoning=[], answer=[], exit_reason="") for p in ps]
     phase, queue, held = ["think"] * B, [[] for _ in range(B)], [None] * B
@@ -427,7 +469,7 @@ def _decode(lm, prompts, cfg: DeerConfig, rule: _Rule):
         out = []
         for j, (toks, probs) in zip(idx, _run_probes(lm, st, idx, cfg, timers)):
             t = tr[rows[j]]
-            t.probes.append(Probe(kind, t.n_transitions, len(t.reasoning), toks, probs, answer_confidence(probs, cfg.policy)))
+            t.probes.append(Probe(kind, t.n_transitions, len(t.reasoning), toks, probs, trial_confidence(toks, probs, cfg, lm.end_think_ids)))
             t.tokens_probe += len(toks); t.tokens_probe_prompt += len(lm.answer_prompt_ids)
             out.append((j, rule.decide(rows[j], t.probes)))
         return out
@@ -475,9 +517,9 @@ def _decode(lm, prompts, cfg: DeerConfig, rule: _Rule):
                         phase[i], t.exit_reason = "conclude", "natural"; feed[j] = tok; t.answer.append(tok)
                     elif tok == lm.eos_id: exit_(i, "eos"); forced(j, i)
                     elif tok in trans:                            # Reasoning Transition Monitor: pause before appending
-                        t.n_transitions += 1; a = rule.transition(i, t.n_transitions, t.probes)
+                        t.n_transitions += 1; a = rule.transition(i, t.n_transitions, t.probes, t)
                         if a == "probe": held[i] = tok; paused.append(j)
-                        elif a == "exit": exit_(i, "transition", True); forced(j, i)
+                        elif a in ("exit", "repeat"): exit_(i, "transition" if a == "exit" else "repetition", True); forced(j, i)
                         else: t.reasoning.append(tok); feed[j] = tok
                     else: t.reasoning.append(tok); feed[j] = tok
                 else:                                             # conclusion: greedy to EOS or the total budget
@@ -494,7 +536,7 @@ def _decode(lm, prompts, cfg: DeerConfig, rule: _Rule):
             if not live: break
             # 3. one token into every row, then drop finished rows once they are half of the batch
             with Timer() as tm: lm.step(st, torch.tensor(feed)[:, None])
-            timers["main"] += tm.elapsed
+            timers["main"] += tm.elapsed; timers["steps_main"] += 1
             if len(rows) - len(live) >= len(rows) // 2 and len(rows) > lm.min_batch:
                 keep = live + [j for j in range(len(rows)) if phase[rows[j]] == "done"][:max(0, lm.min_batch - len(live))]
                 lm.select(st, keep); rows = [rows[j] for j in keep]
@@ -532,16 +574,117 @@ def forced_exit_sweep(lm: ReasoningLM, prompt_ids, cfg: DeerConfig):
     "Vanilla decoding with a trial answer before thinking and at every transition (no exit); the probes are the forced exits."
     return _decode(lm, prompt_ids, cfg, _Sweep())
 
-def replay_deer(trace: Trace, threshold: float, policy: str = "avg1", max_probes: int = 10, probe_at_start: bool = False) -> Probe | None:
+def replay_deer(trace: Trace, threshold: float, policy: str = "avg1", max_probes: int = 10, probe_at_start: bool = False,
+                rep_exit: int = 0, rep_n: int = 1) -> Probe | None:
     "The probe of a forced_exit_sweep trace at which DEER with these knobs exits (None: it thinks to the end)."
-    DeerConfig(threshold=threshold, policy=policy, max_probes=max_probes, probe_at_start=probe_at_start)   # validates
-    used = 0
+    DeerConfig(threshold=threshold, policy=policy, max_probes=max_probes, probe_at_start=probe_at_start, rep_exit=rep_exit, rep_n=rep_n)
+    used, prev, begin, reps = 0, None, 0, 0
     for p in trace.probes:
         if p.kind == "start" and not probe_at_start: continue
-        if used >= max_probes: break
+        if p.kind == "transition" and rep_exit:                   # the repetition test comes before the probe
+            cur = trace.reasoning[begin:p.position]
+            reps += prev is not None and chunk_repeats(prev, cur, rep_n); prev, begin = cur, p.position + 1
+            if reps >= rep_exit: return p
+        if used >= max_probes: continue
         used += 1
         if answer_confidence(p.probs, policy) > threshold: return p
     return None
+
+# %% ../nbs/17_cot_early_exit/17a_method.ipynb #6cf68c28
+def generate_deer_parallel(lm: ReasoningLM, prompt_ids, cfg: DeerConfig):
+    "DEER with branch-parallel decoding: trial answers decode beside the continued reasoning; an exit rolls the row back to its pause."
+    if not isinstance(cfg, DeerConfig): raise TypeError(f"cfg must be a DeerConfig, got {type(cfg).__name__}")
+    for m in ("rollback", "concat"):
+        if not callable(getattr(lm, m, None)): raise TypeError(f"branch-parallel decoding needs lm.{m}; {type(lm).__name__} has none")
+    if getattr(lm, "fork_mode", "copy") != "copy": raise ValueError("branch-parallel decoding needs copied forks (fork='copy')")
+    if cfg.rep_exit or cfg.probe_at_start: raise ValueError("rep_exit and probe_at_start are not supported here; use generate_deer")
+    ps, single = _check_prompts(lm, prompt_ids, cfg)
+    B, budget, trans, end, stop, cue = len(ps), cfg.think_budget - cfg.budget_margin, set(lm.transition_ids), set(lm.end_think_ids), set(lm.answer_stop_ids), list(lm.answer_prompt_ids)
+    timers = dict(main=0.0, probe=0.0, fork=0.0, steps_main=0, steps_probe=0, tokens_speculative=0)
+    U = _uniforms(cfg, B, cfg.think_budget) if cfg.temperature > 0 else None
+    tr = [Trace(prompt=p, reasoning=[], answer=[], exit_reason="") for p in ps]
+    phase, queue, pend = ["think"] * B, [[] for _ in range(B)], [None] * B      # pend[i]: (transition k, pause position) of i's open branch
+    ctx = lambda i: len(tr[i].prompt) + len(tr[i].reasoning) + len(tr[i].answer)
+    def exit_(i, why, at=False):
+        phase[i], queue[i], tr[i].exit_reason = "conclude", list(lm.exit_ids), why
+        if at: tr[i].exit_index = tr[i].n_transitions
+    with Timer() as t_all:
+        with Timer() as t0: st = lm.prefill(ps)
+        timers["main"] += t0.elapsed
+        rows, pst, br = list(range(B)), None, []                  # br: one dict per branch row of pst
+        while any(phase[i] != "done" for i in rows):
+            # A. read the branches' greedy tokens; B. settle the finished ones
+            with Timer() as tp:
+                if br:
+                    pv, ptok = F.softmax(lm.logits(pst), -1).max(-1); pl, tl = pv.tolist(), ptok.tolist()
+                    for r, b in enumerate(br):
+                        if b["q"]: continue
+                        b["toks"].append(tl[r]); b["probs"].append(min(max(pl[r], 0.0), 1.0))
+                        b["done"] = tl[r] in stop or len(b["toks"]) >= cfg.max_probe_tokens
+                for b in [b for b in br if b["done"]]:
+                    i, t = b["i"], tr[b["i"]]; k, pos0 = pend[i]; pend[i] = None
+                    t.probes.append(Probe("transition", k, pos0, b["toks"], b["probs"], trial_confidence(b["toks"], b["probs"], cfg, lm.end_think_ids)))
+                    t.tokens_probe += len(b["toks"]); t.tokens_probe_prompt += len(cue)
+                    if t.probes[-1].confidence > cfg.threshold:        # exit: drop the speculative reasoning, cut the cache back
+                        timers["tokens_speculative"] += len(t.reasoning) - pos0; del t.reasoning[pos0:]
+                        lm.rollback(st, rows.index(i), ctx(i)); exit_(i, "confident", True)
+                keep = [r for r, b in enumerate(br) if not b["done"]]
+                if len(keep) < len(br): br = [br[r] for r in keep]; pst = None if not keep else (lm.select(pst, keep) or pst)
+            timers["probe"] += tp.elapsed
+            # C. the main rows, as in the sequential loop, but a transition opens a branch instead of pausing
+            lg = lm.logits(st); greedy = lg.argmax(-1).tolist()
+            think = [j for j, i in enumerate(rows) if phase[i] == "think" and not queue[i] and len(tr[i].reasoning) < budget]
+            sampled = {}
+            if think and U is not None:
+                p = F.softmax(lg[think].double() / cfg.temperature, -1); cdf = p.cumsum(-1)
+                u = torch.tensor([U[rows[j], len(tr[rows[j]].reasoning)] for j in think], dtype=torch.float64, device=cdf.device)
+                s = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True).squeeze(1).clamp(max=lg.shape[1] - 1)
+                sampled = dict(zip(think, s.tolist()))
+            feed, stalled, launch = [lm.eos_id] * len(rows), [], []
+            def forced(j, i): feed[j] = queue[i].pop(0); tr[i].answer.append(feed[j])
+            for j, i in enumerate(rows):
+                t = tr[i]
+                if phase[i] == "done": continue
+                if queue[i]: forced(j, i); continue
+                if phase[i] == "think":
+                    tok = sampled.get(j, greedy[j])
+                    if pend[i] is not None and (len(t.reasoning) >= budget or tok in end or tok == lm.eos_id or tok in trans):
+                        stalled.append(j); continue                  # wait for the open branch's verdict
+                    if len(t.reasoning) >= budget: exit_(i, "budget"); forced(j, i)
+                    elif tok in end: phase[i], t.exit_reason = "conclude", "natural"; feed[j] = tok; t.answer.append(tok)
+                    elif tok == lm.eos_id: exit_(i, "eos"); forced(j, i)
+                    else:
+                        if tok in trans:
+                            t.n_transitions += 1
+                            if len(t.probes) < cfg.max_probes: launch.append(j); pend[i] = (t.n_transitions, len(t.reasoning))
+                        t.reasoning.append(tok); feed[j] = tok
+                else:
+                    tok = greedy[j]; t.answer.append(tok); feed[j] = tok
+                    if tok == lm.eos_id: phase[i] = "done"
+                    elif t.tokens_reasoning + t.tokens_answer >= cfg.max_tokens + len(lm.exit_ids): phase[i] = "done"; t.exit_reason += "+no_eos"
+            # D. open the new branches at the pause (before the transition token enters the main cache)
+            if launch:
+                with Timer() as tf: nb_ = lm.fork(st, launch, room=len(cue) + cfg.max_probe_tokens)
+                timers["fork"] += tf.elapsed
+                pst = nb_ if pst is None else lm.concat(pst, nb_)
+                br += [dict(i=rows[j], q=list(cue), toks=[], probs=[], done=False) for j in launch]
+            if not [j for j, i in enumerate(rows) if phase[i] != "done"]: break
+            # E. one round: the main rows, then the branches (cue tokens first, then their last greedy token)
+            saved = {j: lg[j].clone() for j in stalled}
+            with Timer() as tm: lm.step(st, torch.tensor(feed)[:, None])
+            timers["main"] += tm.elapsed; timers["steps_main"] += 1
+            for j in stalled: lm.rollback(st, j, ctx(rows[j]), saved[j])     # a stalled row did not move
+            if br:
+                with Timer() as tp: lm.step(pst, torch.tensor([[b["q"].pop(0) if b["q"] else b["toks"][-1]] for b in br]))
+                timers["probe"] += tp.elapsed; timers["steps_probe"] += 1
+            live = [j for j, i in enumerate(rows) if phase[i] != "done"]
+            if len(rows) - len(live) >= len(rows) // 2 and len(rows) > lm.min_batch:
+                keep = live + [j for j in range(len(rows)) if phase[rows[j]] == "done"][:max(0, lm.min_batch - len(live))]
+                lm.select(st, keep); rows = [rows[j] for j in keep]
+    prof = dict(timers, total=t_all.elapsed); prof["other"] = prof["total"] - prof["main"] - prof["probe"] - prof["fork"]
+    for t in tr: t.seconds = t_all.elapsed / B
+    out = TraceBatch(tr); out.profile = prof
+    return tr[0] if single else out
 
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #87049e7c
 import pandas as pd
@@ -606,13 +749,19 @@ def _crop_to(cache, n: int):
     cache.crop(-k if "tokens_to_remove" in inspect.signature(cache.crop).parameters else n)
 
 class HFReasoningLM:
-    "A Hugging Face causal LM + tokenizer implementing ReasoningLM (one cache per row)."
+    """A Hugging Face causal LM + tokenizer implementing ReasoningLM (one cache per row).
+
+    model: a transformers causal LM; tokenizer: its tokenizer (with a chat template); transition: the transition word
+    ("Wait" or "Alternatively"), one token; answer_prompt: the Answer Inducer's cue; end_think: the end-of-thinking token;
+    exit_text: appended at an exit; answer_stop: strings whose single token ends a trial answer (end_think always does);
+    system_prompt: the system message of chat(); fork: "copy" (deep copy of the cache) or "crop" (decode in place, crop
+    back); start_think: opened by chat() when the chat template does not open the thinking itself (Qwen3)."""
     min_batch = 1
     def __init__(self, model, tokenizer, transition: str = "Wait", answer_prompt: str = "\n**Final Answer**\n\\boxed",
                  end_think: str = "</think>", exit_text: str = "\n</think>\n\n", answer_stop: Sequence[str] = ("}", " }", "}.", "}}", ")}", "}$"),
-                 system_prompt: str = DEER_SYSTEM_PROMPT, fork: str = "copy"):
+                 system_prompt: str = DEER_SYSTEM_PROMPT, fork: str = "copy", start_think: str = "<think>"):
         if fork not in ("copy", "crop"): raise ValueError(f"fork must be 'copy' or 'crop', got {fork!r}")
-        self.model, self.tokenizer, self.fork_mode, self.system_prompt = model.eval(), tokenizer, fork, system_prompt
+        self.model, self.tokenizer, self.fork_mode, self.system_prompt, self.start_think = model.eval(), tokenizer, fork, system_prompt, start_think
         enc = lambda s: tokenizer.encode(s, add_special_tokens=False)
         self.transition_ids = _single_ids(tokenizer, [transition, " " + transition])
         if not self.transition_ids: raise ValueError(f"transition {transition!r} is not a single token here (tokenises to {enc(transition)}); pick a word the tokenizer keeps whole")
@@ -629,8 +778,10 @@ class HFReasoningLM:
         self._kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
     @classmethod
     def from_pretrained(cls, path, transition: str = "Wait", answer_prompt: str = "\n**Final Answer**\n\\boxed", end_think: str = "</think>",
-                        dtype: str = "float32", device="auto", **kw) -> "HFReasoningLM":
-        "Load a local checkpoint directory (never downloads); dtype 'float32' | 'bfloat16' | 'float16'."
+                        dtype: str = "float32", device="auto", variant: str = "default", **kw) -> "HFReasoningLM":
+        "Load a local checkpoint directory (never downloads); dtype 'float32' | 'bfloat16' | 'float16'; variant 'qwen3': trial answers stop at </think> only."
+        if variant not in ("default", "qwen3"): raise ValueError(f"variant must be 'default' or 'qwen3', got {variant!r}")
+        if variant == "qwen3": kw.setdefault("answer_stop", ())
         from pathlib import Path
         if not Path(path).is_dir(): raise ValueError(f"path must be a local checkpoint directory, got {str(path)!r}")
         if dtype not in ("float32", "bfloat16", "float16"): raise ValueError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
@@ -644,8 +795,9 @@ class HFReasoningLM:
         "Prompt ids: system prompt + question through the tokenizer's chat template, generation prompt added."
         if not isinstance(question, str) or not question.strip(): raise ValueError("question must be a non-empty string")
         msgs = [dict(role="system", content=self.system_prompt), dict(role="user", content=question)]
-        out = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
-        return list(out["input_ids"] if hasattr(out, "keys") else out)
+        text = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+        if self.start_think and not text.rstrip().endswith(self.start_think): text += self.start_think + "\n"   # think from the start
+        return self.tokenizer.encode(text, add_special_tokens=False)
     @torch.no_grad()
     def _fwd(self, ids: list[int], cache):
         dev = self.model.device
@@ -667,6 +819,10 @@ class HFReasoningLM:
         for c, _, n in st:
             if n is not None: _crop_to(c, n)
     def select(self, st, rows): st[:] = [st[j] for j in rows]
+    def rollback(self, st, j, n, logits=None):
+        _crop_to(st[j][0], n)
+        if logits is not None: st[j][1] = logits
+    def concat(self, a, b): return a + b
 
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #882319b5
 def extract_boxed(text: str) -> str | None:
@@ -700,3 +856,66 @@ def grade_answer(pred: str | None, gold: str) -> bool:
     p, g = normalize_answer(pred), normalize_answer(gold)
     a, b = _number(p), _number(g)
     return abs(a - b) <= 1e-6 * max(1.0, abs(b)) if a is not None and b is not None else p == g
+
+# %% ../nbs/17_cot_early_exit/17a_method.ipynb #5fbe54bd
+def _standin_texts(rng, n: int) -> list[str]:
+    sysm = DEER_SYSTEM_PROMPT; out = []
+    for _ in range(n):
+        a, b = (int(v) for v in rng.integers(0, 10, 2)); s = a + b
+        steps = "".join(f" {w}, {a} + {b} = {s}." for w in rng.choice(["Wait", "Alternatively"], int(rng.integers(0, 3))))
+        tail = (f"\n**Final Answer**\n\\boxed{{{s}}}\n</think>\n\n\\boxed{{{s}}}" if rng.random() < 0.3     # answer, then close thinking
+                else f"\n</think>\n\n**Final Answer**\n\\boxed{{{s}}}")
+        head = f"<|im_start|>system\n{sysm}<|im_end|>\n<|im_start|>user\nWhat is {a} + {b}?<|im_end|>\n<|im_start|>assistant\n"
+        out.append(head + f"<think>\n{a} + {b} = {s}.{steps}{tail}<|im_end|>")
+    return out
+
+def make_standin_checkpoint(path, arch: str = "qwen3", seed: int = 0, steps: int = 60, n_texts: int = 128, vocab_size: int = 500, lr: float = 1e-2):
+    "Write a tiny random-weight Qwen3 or Llama checkpoint (config, BPE tokenizer, chat template) with save_pretrained; returns the path."
+    from pathlib import Path
+    from tokenizers import Tokenizer as HFTok, models as hfm, pre_tokenizers as hfp, decoders as hfd, trainers as hft
+    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM, LlamaConfig, LlamaForCausalLM
+    if arch not in ("qwen3", "llama"): raise ValueError(f"arch must be 'qwen3' or 'llama', got {arch!r}")
+    _pos_int("steps", steps); _pos_int("n_texts", n_texts)
+    path = Path(path); path.mkdir(parents=True, exist_ok=True); rng = np.random.default_rng(seed)
+    texts = _standin_texts(rng, n_texts)
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]
+    bpe = HFTok(hfm.BPE()); bpe.pre_tokenizer = hfp.ByteLevel(add_prefix_space=False); bpe.decoder = hfd.ByteLevel()
+    bpe.train_from_iterator(texts, hft.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False,
+                                                  initial_alphabet=hfp.ByteLevel.alphabet()))
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    opener = "<think>\n" if arch == "llama" else ""                # DeepSeek-R1-style templates open the thinking
+    tok.chat_template = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+                         "{% if add_generation_prompt %}<|im_start|>assistant\n" + opener + "{% endif %}")
+    ids = dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+               max_position_embeddings=512, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=None, tie_word_embeddings=True)
+    with seeded(seed):
+        model = Qwen3ForCausalLM(Qwen3Config(head_dim=8, **ids)) if arch == "qwen3" else LlamaForCausalLM(LlamaConfig(**ids))
+    opt, enc, B = torch.optim.AdamW(model.parameters(), lr=lr), [tok.encode(t) for t in texts], 32
+    start = [len(tok.encode(t[:t.index("<think>")])) for t in texts]            # loss on the assistant turn only
+    for i in range(steps):                                        # a few seconds of next-token training on the toy sums
+        bi = [(i * B + r) % len(enc) for r in range(B)]; T = max(len(enc[k]) for k in bi)
+        xb = torch.tensor([enc[k] + [tok.pad_token_id] * (T - len(enc[k])) for k in bi])
+        lab = torch.tensor([[-100] * start[k] + enc[k][start[k]:] + [-100] * (T - len(enc[k])) for k in bi])
+        sgd_step(model, opt, model(input_ids=xb, attention_mask=(xb != tok.pad_token_id).long(), labels=lab).loss)
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar()
+    model.eval().save_pretrained(path); tok.save_pretrained(path)
+    return path
+
+# %% ../nbs/17_cot_early_exit/17a_method.ipynb #8a7ccede
+def transition_ablation(path, questions: Sequence[str], golds: Sequence[str], cfg: DeerConfig, transitions: Sequence[str] = ("Wait", "Alternatively"),
+                        variant: str = "default", device="auto", **kw) -> pd.DataFrame:
+    "E5 on a local checkpoint: vanilla and DEER per transition word; accuracy of the boxed answer, reasoning tokens, CR, probes, exits."
+    if len(questions) != len(golds) or not questions: raise ValueError(f"need as many golds as questions (> 0), got {len(questions)} and {len(golds)}")
+    rows = []
+    for w in transitions:
+        lm = HFReasoningLM.from_pretrained(path, transition=w, variant=variant, device=device, **kw); ps = [lm.chat(q) for q in questions]
+        for name, gen in (("vanilla", generate_vanilla), ("deer", generate_deer)):
+            tr = gen(lm, ps, cfg); box = [extract_boxed(lm.tokenizer.decode(t.answer)) for t in tr]
+            rows.append(dict(transition=w, method=name, acc=100 * np.mean([grade_answer(b, g) for b, g in zip(box, golds)]),
+                             boxed=100 * np.mean([b is not None for b in box]), reasoning=np.mean([t.tokens_reasoning for t in tr]),
+                             transitions=np.mean([t.n_transitions for t in tr]), probes=np.mean([len(t.probes) for t in tr]),
+                             exits=100 * np.mean([t.exit_reason == "confident" for t in tr])))
+    df = pd.DataFrame(rows)
+    df["cr"] = df.reasoning / df.transition.map(df[df.method == "vanilla"].set_index("transition").reasoning)
+    return df

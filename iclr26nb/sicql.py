@@ -5,7 +5,7 @@
 # %% ../nbs/13_sicql/13a_method.ipynb #a5048104
 from __future__ import annotations
 import copy, math, pickle, warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
 import torch
@@ -15,16 +15,16 @@ from .core.runtime import seeded
 from .core.train import fit, sgd_step, History
 
 # %% auto #0
-__all__ = ['MOVES', 'BEHAVIORS', 'DECODER_TYPES', 'BACKENDS', 'OFFICIAL_KEYS', 'DarkroomEnv', 'PointGoalEnv', 'point_goals',
-           'make_goal_split', 'check_split', 'behavior_eps', 'rollout', 'MultiTaskDataset', 'collect_offline',
-           'action_input', 'Normalizer', 'windows', 'ContextEncoderGRU', 'mlp', 'RewardDecoder', 'TransitionDecoder',
-           'world_model_losses', 'WorldModelConfig', 'train_world_model', 'save_encoder', 'load_encoder',
-           'build_prompts', 'raw_prompts', 'context_trajs', 'GPTBlock', 'CausalBackbone', 'hf_gpt2_state_dict',
-           'SICQLTransformer', 'expectile_loss', 'awr_weights', 'bc_loss', 'SICQLConfig', 'sicql_losses',
-           'polyak_update', 'SICQLTrainer', 'PromptAgent', 'evaluate_online', 'evaluate_offline', 'normalized_returns',
-           'PromptDT', 'returns_to_go', 'PromptDTAgent', 'ADModel', 'ADAgent', 'collect_learning_histories',
-           'BaselineConfig', 'train_prompt_dt', 'train_ad', 'value_map', 'task_probe', 'save_sicql_pickle',
-           'load_sicql_pickle']
+__all__ = ['MOVES', 'BEHAVIORS', 'DECODER_TYPES', 'BACKENDS', 'BASELINES', 'OFFICIAL_KEYS', 'DarkroomEnv', 'PointGoalEnv',
+           'point_goals', 'make_goal_split', 'check_split', 'behavior_eps', 'rollout', 'MultiTaskDataset',
+           'collect_offline', 'action_input', 'Normalizer', 'windows', 'ContextEncoderGRU', 'mlp', 'RewardDecoder',
+           'TransitionDecoder', 'world_model_losses', 'WorldModelConfig', 'train_world_model', 'save_encoder',
+           'load_encoder', 'build_prompts', 'raw_prompts', 'context_trajs', 'GPTBlock', 'CausalBackbone',
+           'hf_gpt2_state_dict', 'SICQLTransformer', 'expectile_loss', 'awr_weights', 'bc_loss', 'SICQLConfig',
+           'sicql_losses', 'polyak_update', 'DPTModel', 'SICQLTrainer', 'PromptAgent', 'evaluate_online',
+           'evaluate_offline', 'normalized_returns', 'PromptDT', 'returns_to_go', 'PromptDTAgent', 'ADModel', 'ADAgent',
+           'collect_learning_histories', 'BaselineConfig', 'train_prompt_dt', 'train_ad', 'train_baseline', 'value_map',
+           'task_probe', 'save_sicql_pickle', 'load_sicql_pickle']
 
 # %% ../nbs/13_sicql/13a_method.ipynb #1258ffc2
 MOVES = np.array([[1, 0], [-1, 0], [0, 1], [0, -1], [0, 0]])   # +x, -x, +y, -y, stay
@@ -526,6 +526,19 @@ def _transition_tensors(data: MultiTaskDataset, device) -> dict:
     return dict(states=t(tr["states"]), actions=t(tr["actions"], adt), rewards=t(tr["rewards"]), next_states=t(tr["next_states"]),
                 dones=t(tr["dones"]), opt=t(tr["opt_actions"], adt), task=t(tr["task"], torch.long))
 
+# %% ../nbs/13_sicql/13a_method.ipynb #a60fade5
+class DPTModel(SICQLTransformer):
+    """DPT (Lee et al. 2023): the query state and an in-context dataset of raw transitions, one token [s_bar, a, r, s_bar'] each,
+    through the same causal backbone to action logits (policy head only). DPT-BC and DPT-oracle differ only in their labels.
+
+    state_dim: S; action_dim: A; horizon: H, the number of prompt tokens; n_embd, n_layer, n_head: backbone sizes;
+    m_layer: hidden layers of the policy head; discrete: logits (True) or tanh outputs; max_action: continuous action bound;
+    backend: "torch" or "hf_gpt2"; seed: initialisation seed."""
+    def __init__(self, state_dim: int, action_dim: int, horizon: int, n_embd: int = 32, n_layer: int = 3, n_head: int = 1, m_layer: int = 2,
+                 discrete: bool = True, max_action: float = 1.0, backend: str = "torch", seed: int = 0):
+        super().__init__(state_dim, action_dim, 2 * state_dim + action_dim + 1, horizon, n_embd, n_layer, n_head, m_layer, discrete, max_action,
+                         backend, value_heads=False, prompt_kind="raw", seed=seed)
+
 # %% ../nbs/13_sicql/13a_method.ipynb #dbb77f00
 class SICQLTrainer:
     "Fit S-ICQL (or a prompt-BC baseline) on a MultiTaskDataset; each transition gets a random context trajectory of its own task."
@@ -539,8 +552,10 @@ class SICQLTrainer:
         if cfg.labels == "optimal" and not data.has_oracle: raise ValueError("labels='optimal' needs oracle actions; this dataset has none")
         S, A, H, dev = data.state_dim, data.action_dim, data.horizon, self.device
         C = encoder.context_dim if encoder is not None else 2 * S + A + 1
-        model = SICQLTransformer(S, A, C, H, cfg.n_embd, cfg.n_layer, cfg.n_head, cfg.m_layer, data.discrete, data.max_action, cfg.backend,
-                                 value_heads=cfg.use_value, prompt_kind="z" if encoder is not None else "raw", seed=self.seed).to(dev)
+        if encoder is None and not cfg.use_value:                          # DPT-BC / DPT-oracle
+            model = DPTModel(S, A, H, cfg.n_embd, cfg.n_layer, cfg.n_head, cfg.m_layer, data.discrete, data.max_action, cfg.backend, self.seed).to(dev)
+        else: model = SICQLTransformer(S, A, C, H, cfg.n_embd, cfg.n_layer, cfg.n_head, cfg.m_layer, data.discrete, data.max_action, cfg.backend,
+                                       value_heads=cfg.use_value, prompt_kind="z" if encoder is not None else "raw", seed=self.seed).to(dev)
         model.norm.fit(data.states); target = copy.deepcopy(model).requires_grad_(False) if cfg.use_value else None
         P = model.make_prompts(context_trajs(data), encoder).to(dev).view(data.n_tasks, -1, H, C)      # (M, n_ctx, H, C)
         T = _transition_tensors(data, dev); N = len(T["rewards"]); g = torch.Generator().manual_seed(self.seed)
@@ -755,6 +770,20 @@ def train_ad(histories: dict, cfg: BaselineConfig, seed: int = 0, device="cpu", 
         ti = torch.randint(M, (cfg.batch,), generator=g).to(dev)[:, None]; ts = (torch.randint(L - T + 1, (cfg.batch,), generator=g)[:, None] + torch.arange(T)).to(dev)
         return dict(loss=sgd_step(m, opt, F.cross_entropy(m(S_[ti, ts], pa[ti, ts], pr[ti, ts]).reshape(-1, A), A_[ti, ts].reshape(-1)), clip=cfg.clip))
     return m.eval(), fit(step, cfg.steps, log_every=cfg.log_every, desc="AD", verbose=verbose)
+
+# %% ../nbs/13_sicql/13a_method.ipynb #c001c452
+BASELINES = ("DPT-BC", "DPT-oracle", "Prompt-DT", "AD")
+
+def train_baseline(name: str, data, cfg, seed: int = 0, device="cpu", verbose: bool = False) -> tuple[nn.Module, History]:
+    "Train the baseline `name` (one of BASELINES) with the same loop and budget as S-ICQL; returns (model, history)."
+    if name not in BASELINES: raise ValueError(f"name must be one of {BASELINES}, got {name!r}")
+    want = SICQLConfig if name.startswith("DPT") else BaselineConfig
+    if not isinstance(cfg, want): raise TypeError(f"{name} takes a {want.__name__}, got {type(cfg).__name__}")
+    if name == "Prompt-DT": return train_prompt_dt(data, cfg, seed, device, verbose)
+    if name == "AD": return train_ad(data, cfg, seed, device, verbose)
+    trn = SICQLTrainer(seed, device, verbose)
+    m = trn.fit(data, None, replace(cfg, use_value=False, labels="optimal" if name == "DPT-oracle" else "behavior"), desc=name)
+    return m, trn.history
 
 # %% ../nbs/13_sicql/13a_method.ipynb #1e8f83a4
 @torch.no_grad()

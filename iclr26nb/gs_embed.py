@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_gs_embed/10a_method.ipynb #f9e6d59c
 from __future__ import annotations
-import itertools, math, warnings
+import copy, itertools, math, warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
@@ -457,6 +457,12 @@ class SFVAE(_SFDecoding):
             self.log_n = nn.Linear(embedding_dim, 1) if scale_norm else None
         self.register_buffer("field_grid", E, persistent=False)
         self.kl_weight, self.sh_degree, self.color_frame, self.scale_mode, self.grid_kind = kl_weight, sh_degree, color_frame, scale_mode, grid
+        self.grid_seed = grid_seed
+    def with_template(self, template_orbits: int) -> "SFVAE":
+        "A deep copy whose folding decoder uses `template_orbits` octahedral orbits as its template (all weights kept)."
+        if self.grid_kind != "octahedral": raise ValueError("with_template needs an SFVAE with grid='octahedral'")
+        _, T = _grids("octahedral", 12, 1, self.grid_seed, template_orbits)
+        m = copy.deepcopy(self); m.model.decoder.grid = (0.1 * T).to(self.model.decoder.grid); return m
     sf_decoder = property(lambda self: self.model.decoder)
     def field(self, g: GaussianParams) -> torch.Tensor:
         "The SF of each primitive without mu (what is embedded), [N, P, 7]."

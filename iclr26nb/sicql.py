@@ -34,7 +34,9 @@ def _int(name, v, lo):
     return int(v)
 
 class DarkroomEnv:
-    "Darkroom (DPT): an N x N grid, start (0,0), 5 actions, reward 1[s' = goal], fixed horizon H."
+    """Darkroom (DPT): an N x N grid, start (0,0), 5 actions, reward 1[s' = goal], fixed horizon H.
+
+    dim: N, the grid side (>= 2); goal: the goal cell (x, y); horizon: H, steps per episode; start: the start cell."""
     discrete, action_dim, state_dim = True, 5, 2
     def __init__(self, dim: int, goal: tuple[int, int], horizon: int, start: tuple[int, int] = (0, 0)):
         self.dim, self.horizon = _int("dim", dim, 2), _int("horizon", horizon, 1)
@@ -67,7 +69,9 @@ class DarkroomEnv:
 
 # %% ../nbs/13_sicql/13a_method.ipynb #046defff
 class PointGoalEnv:
-    "PEARL-style point robot: p in R^2 from the origin, action dp in [-0.1, 0.1]^2, r = -||p' - g||, horizon H."
+    """PEARL-style point robot: p in R^2 from the origin, action dp in [-0.1, 0.1]^2, r = -||p' - g||, horizon H.
+
+    goal: the goal point (x, y); horizon: H, steps per episode."""
     discrete, action_dim, state_dim, max_action = False, 2, 2, 0.1
     def __init__(self, goal, horizon: int = 20): self.horizon = _int("horizon", horizon, 1); self.reset_task(goal)
     def reset_task(self, goal):
@@ -132,7 +136,12 @@ def rollout(env, eps: float, rng: np.random.Generator) -> dict:
 # %% ../nbs/13_sicql/13a_method.ipynb #2f08ac34
 @dataclass
 class MultiTaskDataset:
-    "Per-task trajectories (M tasks x n_traj x H) for training, plus context trajectories (M x n_ctx x H)."
+    """Per-task trajectories (M tasks x n_traj x H) for training, plus context trajectories (M x n_ctx x H).
+
+    goals: the M task goals; states, actions, rewards, next_states, opt_actions: training trajectories (M, n_traj, H, .),
+    opt_actions the oracle action of each state; eps: behavior epsilon per trajectory (M, n_traj); ctx_*: context
+    trajectories (M, n_ctx, H, .); discrete, action_dim: the action space; optimal_returns: per task (NaN if unknown);
+    dones: (M, n_traj, H), zeros if None; has_oracle: whether opt_actions are real labels; max_action: continuous bound."""
     goals: list
     states: np.ndarray; actions: np.ndarray; rewards: np.ndarray; next_states: np.ndarray; opt_actions: np.ndarray; eps: np.ndarray
     ctx_states: np.ndarray; ctx_actions: np.ndarray; ctx_rewards: np.ndarray; ctx_next_states: np.ndarray
@@ -197,7 +206,9 @@ def action_input(a, action_dim: int, discrete: bool, max_action: float = 1.0) ->
 
 # %% ../nbs/13_sicql/13a_method.ipynb #75e0b527
 class Normalizer(nn.Module):
-    "s_bar = (s - mu) / sigma with mu, sigma from the training states (buffers, saved with the model)."
+    """s_bar = (s - mu) / sigma with mu, sigma from the training states (buffers, saved with the model).
+
+    dim: the state dimension S."""
     def __init__(self, dim: int):
         super().__init__(); self.register_buffer("mu", torch.zeros(dim)); self.register_buffer("sigma", torch.ones(dim))
     def fit(self, states):
@@ -213,7 +224,10 @@ def windows(x: torch.Tensor, k: int) -> torch.Tensor:
 
 # %% ../nbs/13_sicql/13a_method.ipynb #2cbf1c68
 class ContextEncoderGRU(nn.Module):
-    "E_psi: embed (s, a, r) of the last k transitions (Linear + ReLU each), GRU over them, Linear -> z in R^context_dim."
+    """E_psi: embed (s, a, r) of the last k transitions (Linear + ReLU each), GRU over them, Linear -> z in R^context_dim.
+
+    state_dim, action_dim: S and A; context_dim: size of z; hidden: GRU width; k: context horizon (transitions per
+    window); discrete: one-hot (True) or continuous actions; seed: initialisation seed."""
     def __init__(self, state_dim: int, action_dim: int, context_dim: int = 16, hidden: int = 64, k: int = 4, discrete: bool = True, seed: int = 0):
         super().__init__()
         self.state_dim, self.action_dim, self.discrete = _int("state_dim", state_dim, 1), _int("action_dim", action_dim, 1), bool(discrete)
@@ -239,7 +253,9 @@ def mlp(d_in: int, width: int, d_out: int, n_hidden: int = 2) -> nn.Sequential:
     return nn.Sequential(*layers, nn.Linear(d, d_out))
 
 class RewardDecoder(nn.Module):
-    "r_hat(s, a, s', z): MLP on [e_s, e_a, e_s', z], each e = Linear + ReLU into context_dim."
+    """r_hat(s, a, s', z): MLP on [e_s, e_a, e_s', z], each e = Linear + ReLU into context_dim.
+
+    state_dim, action_dim: S and A; context_dim: size of z and of each embedding; width: hidden width of the MLP."""
     def __init__(self, state_dim, action_dim, context_dim=16, width=64):
         super().__init__()
         self.es, self.ea, self.es2 = nn.Linear(state_dim, context_dim), nn.Linear(action_dim, context_dim), nn.Linear(state_dim, context_dim)
@@ -247,7 +263,9 @@ class RewardDecoder(nn.Module):
     def forward(self, s, a, s2, z): return self.net(torch.cat([F.relu(self.es(s)), F.relu(self.ea(a)), F.relu(self.es2(s2)), z], -1))[..., 0]
 
 class TransitionDecoder(nn.Module):
-    "Delta s_hat(s, a, z) = predicted s' - s: MLP on [e_s, e_a, z]."
+    """Delta s_hat(s, a, z) = predicted s' - s: MLP on [e_s, e_a, z].
+
+    state_dim, action_dim: S and A; context_dim: size of z and of each embedding; width: hidden width of the MLP."""
     def __init__(self, state_dim, action_dim, context_dim=16, width=64):
         super().__init__()
         self.es, self.ea = nn.Linear(state_dim, context_dim), nn.Linear(action_dim, context_dim); self.net = mlp(3 * context_dim, width, state_dim)
@@ -266,7 +284,11 @@ def world_model_losses(enc, rdec, tdec, ws, wa, wr, s, a, r, s2, decoder_type: s
 # %% ../nbs/13_sicql/13a_method.ipynb #46120d5a
 @dataclass
 class WorldModelConfig:
-    "Stage 1: the GRU task encoder and its decoders."
+    """Stage 1: the GRU task encoder and its decoders.
+
+    context_dim: size of z; hidden: GRU width; k: context horizon; width: decoder width; decoder_type: "reward",
+    "state" or "both"; steps, batch, lr, clip: AdamW training; val_frac: share of trajectories held out for the
+    best-checkpoint choice; eval_every: steps between validations."""
     context_dim: int = 16; hidden: int = 64; k: int = 4; width: int = 64
     decoder_type: str = "both"          # "reward" (the Cheetah setting), "state", or "both" (the sum)
     steps: int = 3000; batch: int = 256; lr: float = 1e-3; clip: float = 1.0; val_frac: float = 0.1; eval_every: int = 100
@@ -348,7 +370,9 @@ def context_trajs(data: MultiTaskDataset) -> dict:
 
 # %% ../nbs/13_sicql/13a_method.ipynb #75e6d76f
 class GPTBlock(nn.Module):
-    "GPT-2's pre-LN block: x + Attn(LN(x)), then x + MLP(LN(x)) with a 4x GELU (tanh) MLP."
+    """GPT-2's pre-LN block: x + Attn(LN(x)), then x + MLP(LN(x)) with a 4x GELU (tanh) MLP.
+
+    d: model width; n_head: attention heads (must divide d)."""
     def __init__(self, d: int, n_head: int):
         super().__init__()
         if d % n_head: raise ValueError(f"n_embd={d} must be divisible by n_head={n_head}")
@@ -364,7 +388,9 @@ class GPTBlock(nn.Module):
 BACKENDS = ("torch", "hf_gpt2")
 
 class CausalBackbone(nn.Module):
-    "A causal transformer over input embeddings (B, T, D) -> (B, T, D): our GPT-2 blocks, or HF GPT2Model."
+    """A causal transformer over input embeddings (B, T, D) -> (B, T, D): our GPT-2 blocks, or HF GPT2Model.
+
+    n_embd, n_layer, n_head: sizes; n_positions: the longest sequence; backend: "torch" or "hf_gpt2"; seed: init seed."""
     def __init__(self, n_embd: int, n_layer: int, n_head: int, n_positions: int, backend: str = "torch", seed: int = 0):
         super().__init__()
         if backend not in BACKENDS: raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
@@ -402,7 +428,12 @@ def hf_gpt2_state_dict(backbone: CausalBackbone) -> dict:
 
 # %% ../nbs/13_sicql/13a_method.ipynb #a6285e59
 class SICQLTransformer(nn.Module):
-    "Multi-head prompt transformer: [x_q, W_c z_1..W_c z_H] -> causal backbone -> pi, V, Q1, Q2 heads at positions 1..H."
+    """Multi-head prompt transformer: [x_q, W_c z_1..W_c z_H] -> causal backbone -> pi, V, Q1, Q2 heads at positions 1..H.
+
+    state_dim, action_dim: S and A; context_dim: width of a prompt token; horizon: H, the longest prompt; n_embd,
+    n_layer, n_head: backbone sizes; m_layer: hidden layers per head; discrete: logits or tanh actions; max_action:
+    continuous bound; backend: "torch" or "hf_gpt2"; value_heads: build V, Q1, Q2; prompt_kind: "z" (world-model
+    tokens) or "raw" (transitions); seed: initialisation seed."""
     def __init__(self, state_dim: int, action_dim: int, context_dim: int, horizon: int, n_embd: int = 32, n_layer: int = 3, n_head: int = 1,
                  m_layer: int = 2, discrete: bool = True, max_action: float = 1.0, backend: str = "torch", value_heads: bool = True,
                  prompt_kind: str = "z", seed: int = 0):
@@ -474,7 +505,11 @@ def bc_loss(model, pi: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
 # %% ../nbs/13_sicql/13a_method.ipynb #4532633b
 @dataclass
 class SICQLConfig:
-    "Stage 2: S-ICQL training (use_value=False: the prompt-BC baselines with the same network and loop)."
+    """Stage 2: S-ICQL training (use_value=False: the prompt-BC baselines with the same network and loop).
+
+    steps, batch, lr, weight_decay, clip: AdamW training; tau: expectile of V; beta: AWR inverse temperature; gamma:
+    discount; polyak: target-network rate; max_weight: AWR weight cap; use_value: train V/Q and weight the policy
+    loss; labels: "behavior" or "optimal"; n_embd, n_layer, n_head, m_layer, backend: network; log_every: logging."""
     steps: int = 10_000; batch: int = 128; lr: float = 1e-3; weight_decay: float = 1e-4; clip: float = 10.0
     tau: float = 0.7                 # expectile of V (iql_tau)
     beta: float = 100.0              # AWR inverse temperature
@@ -526,7 +561,7 @@ def _transition_tensors(data: MultiTaskDataset, device) -> dict:
     return dict(states=t(tr["states"]), actions=t(tr["actions"], adt), rewards=t(tr["rewards"]), next_states=t(tr["next_states"]),
                 dones=t(tr["dones"]), opt=t(tr["opt_actions"], adt), task=t(tr["task"], torch.long))
 
-# %% ../nbs/13_sicql/13a_method.ipynb #a60fade5
+# %% ../nbs/13_sicql/13a_method.ipynb #85227d8c
 class DPTModel(SICQLTransformer):
     """DPT (Lee et al. 2023): the query state and an in-context dataset of raw transitions, one token [s_bar, a, r, s_bar'] each,
     through the same causal backbone to action logits (policy head only). DPT-BC and DPT-oracle differ only in their labels.
@@ -541,7 +576,9 @@ class DPTModel(SICQLTransformer):
 
 # %% ../nbs/13_sicql/13a_method.ipynb #dbb77f00
 class SICQLTrainer:
-    "Fit S-ICQL (or a prompt-BC baseline) on a MultiTaskDataset; each transition gets a random context trajectory of its own task."
+    """Fit S-ICQL (or a prompt-BC baseline) on a MultiTaskDataset; each transition gets a random context trajectory of its own task.
+
+    seed: seed of the initialisation and of batch sampling; device: where to train; verbose: show progress."""
     def __init__(self, seed: int = 0, device="cpu", verbose: bool = True): self.seed, self.device, self.verbose, self.history = seed, torch.device(device), verbose, None
     def fit(self, data: MultiTaskDataset, encoder: ContextEncoderGRU | None, cfg: SICQLConfig, desc: str = "S-ICQL") -> SICQLTransformer:
         "encoder given: z-prompts; None: raw-transition prompts. Returns the trained online model (history in .history)."
@@ -579,7 +616,10 @@ def _pick(out: torch.Tensor, discrete: bool, sample: bool, g: torch.Generator):
     return out.argmax(-1).cpu().numpy()
 
 class PromptAgent:
-    "Deploys a prompt model: the prompt is built from the previous episode (zeros for the first); action read at the last position."
+    """Deploys a prompt model: the prompt is built from the previous episode (zeros for the first); action read at the last position.
+
+    model: a trained SICQLTransformer; encoder: its world model (z-prompts); sample: sample discrete actions (else
+    argmax); generator: torch RNG for sampling."""
     def __init__(self, model: SICQLTransformer, encoder=None, sample: bool = True, generator=None):
         if model.prompt_kind == "z" and encoder is None: raise ValueError("a z-prompt model needs its encoder")
         self.m, self.enc, self.sample, self.g = model, encoder, sample, generator or torch.Generator().manual_seed(0)
@@ -619,7 +659,11 @@ def normalized_returns(rets: np.ndarray, env_fn, goals) -> np.ndarray:
 
 # %% ../nbs/13_sicql/13a_method.ipynb #d9e338a1
 class PromptDT(nn.Module):
-    "Prompt-DT: a causal transformer over (R_hat, s, a) tokens; a K_p-step prompt from the same task precedes the last K steps."
+    """Prompt-DT: a causal transformer over (R_hat, s, a) tokens; a K_p-step prompt from the same task precedes the last K steps.
+
+    state_dim, action_dim: S and A; horizon: H (timestep embeddings); K, K_prompt: steps in the segment and the prompt;
+    n_embd, n_layer, n_head: backbone; discrete, max_action: action space; return_scale: returns are divided by it;
+    backend: "torch" or "hf_gpt2"; seed: initialisation seed."""
     def __init__(self, state_dim: int, action_dim: int, horizon: int, K: int = 10, K_prompt: int = 5, n_embd: int = 32, n_layer: int = 3, n_head: int = 1,
                  discrete: bool = True, max_action: float = 1.0, return_scale: float = 1.0, backend: str = "torch", seed: int = 0):
         super().__init__()
@@ -679,7 +723,10 @@ class PromptDTAgent:
 
 # %% ../nbs/13_sicql/13a_method.ipynb #1f6e01c2
 class ADModel(nn.Module):
-    "Algorithm Distillation: a causal transformer over a learning history, token t = [s_t, a_{t-1}, r_{t-1}] -> logits of a_t."
+    """Algorithm Distillation: a causal transformer over a learning history, token t = [s_t, a_{t-1}, r_{t-1}] -> logits of a_t.
+
+    state_dim, action_dim: S and A; context_len: tokens attended; n_embd, n_layer, n_head: backbone; backend: "torch"
+    or "hf_gpt2"; seed: initialisation seed."""
     def __init__(self, state_dim: int, action_dim: int, context_len: int, n_embd: int = 32, n_layer: int = 3, n_head: int = 1, backend: str = "torch", seed: int = 0):
         super().__init__()
         self.state_dim, self.action_dim, self.context_len, self.discrete = _int("state_dim", state_dim, 1), _int("action_dim", action_dim, 1), _int("context_len", context_len, 1), True
@@ -727,7 +774,10 @@ def collect_learning_histories(env_fn, goals, n_episodes: int = 30, alpha: float
 # %% ../nbs/13_sicql/13a_method.ipynb #eb20ad8f
 @dataclass
 class BaselineConfig:
-    "Training settings of the Prompt-DT and AD baselines (same backbone sizes and budget as S-ICQL)."
+    """Training settings of the Prompt-DT and AD baselines (same backbone sizes and budget as S-ICQL).
+
+    steps, batch, lr, weight_decay, clip: AdamW training; n_embd, n_layer, n_head, backend: network; K, K_prompt:
+    Prompt-DT segment and prompt steps; ad_episodes: AD's context in episodes; log_every: logging."""
     steps: int = 10_000; batch: int = 128; lr: float = 1e-3; weight_decay: float = 1e-4; clip: float = 10.0
     n_embd: int = 32; n_layer: int = 3; n_head: int = 1; backend: str = "torch"
     K: int = 10; K_prompt: int = 5              # Prompt-DT: steps in the main segment and in the prompt
@@ -771,7 +821,7 @@ def train_ad(histories: dict, cfg: BaselineConfig, seed: int = 0, device="cpu", 
         return dict(loss=sgd_step(m, opt, F.cross_entropy(m(S_[ti, ts], pa[ti, ts], pr[ti, ts]).reshape(-1, A), A_[ti, ts].reshape(-1)), clip=cfg.clip))
     return m.eval(), fit(step, cfg.steps, log_every=cfg.log_every, desc="AD", verbose=verbose)
 
-# %% ../nbs/13_sicql/13a_method.ipynb #c001c452
+# %% ../nbs/13_sicql/13a_method.ipynb #2a4f1381
 BASELINES = ("DPT-BC", "DPT-oracle", "Prompt-DT", "AD")
 
 def train_baseline(name: str, data, cfg, seed: int = 0, device="cpu", verbose: bool = False) -> tuple[nn.Module, History]:

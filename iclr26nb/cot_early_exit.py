@@ -30,7 +30,13 @@ def _pos_int(name, v):
 
 @dataclass
 class DeerConfig:
-    "Knobs of DEER and of the baselines that share its decoder."
+    """Knobs of DEER and of the baselines that share its decoder.
+
+    threshold: lambda, exit when C > lambda (> 1: never); policy: avg1 | avg2 | min; max_tokens: total generated
+    tokens; think_ratio: share of max_tokens for thinking; max_probe_tokens: trial-answer length limit; max_probes:
+    probes per problem; probe_at_start: also probe before thinking; temperature: of the reasoning tokens (0 greedy);
+    seed: of the per-problem sampling streams; budget_margin: thinking stops at think_budget - budget_margin;
+    require_end_think / score_stop: the Qwen3 variant's rule and span; rep_exit / rep_n: the repetition exit."""
     threshold: float = 0.95          # lambda; > 1 means never exit
     policy: str = "avg1"             # avg1 (arithmetic mean) | avg2 (geometric mean) | min
     max_tokens: int = 16000          # total generated tokens (thinking + conclusion)
@@ -110,7 +116,12 @@ SUMTRACE_SYMBOLS = list("0123456789") + ["+", "=", ";", "?", "Q", "<think>", "</
 
 @dataclass
 class SumTraceTask:
-    "The SumTrace organism: problems, teacher traces with reflection and overthinking, parsing and exact grading."
+    """The SumTrace organism: problems, teacher traces with reflection and overthinking, parsing and exact grading.
+
+    k_min, k_max: range of the number of addends K; lo, hi: range of each addend; eps_main: slip probability of a
+    main-pass step; p_doubt: reflection after a step; eps_doubt: the reflection's slip probability; p_tail,
+    tail_rounds: overthinking rounds; eps_over: slip probability of an overthinking re-check; p_probe: share of
+    training traces cut at a random <wait> and answered with the trace-consistent completion."""
     k_min: int = 2; k_max: int = 8             # K range
     lo: int = 1; hi: int = 9                   # addend range
     eps_main: float = 0.05                     # slip probability of a main-pass step
@@ -236,7 +247,10 @@ class _TinyState:
     def __len__(self): return len(self.pos)
 
 class TinyReasoningLM:
-    "A causal TinyLM + the SumTrace (or any) tokenizer's special ids, implementing ReasoningLM."
+    """A causal TinyLM + the SumTrace (or any) tokenizer's special ids, implementing ReasoningLM.
+
+    lm: a causal TinyLM; tokenizer: its Tokenizer; transition / end_think / eos: those tokens' symbols; answer_prompt:
+    the Answer Inducer's cue; answer_stop: symbols that end a trial answer; exit: symbols appended at an exit."""
     min_batch = 8
     def __init__(self, lm: TinyLM, tokenizer: Tokenizer, transition: str = "<wait>", end_think: str = "</think>",
                  answer_prompt: Sequence[str] = ("</think>",), answer_stop: Sequence[str] = ("</ans>",),

@@ -9,9 +9,9 @@ __all__ = ['DIGIT_WORDS', 'FILLERS', 'RARE', 'TEMPLATES', 'DDPMSchedule', 'Promp
            'PoisonedDataset', 'GradStats', 'accumulate_gradients', 'top_mass_share', 'gini', 'lorenz_curve',
            'enrichment_report', 'bin_timesteps', 'timestep_importance', 'block_of', 'select_modules', 'select_bins',
            'MemoryMeter', 'freeze_except', 'AttackConfig', 'STEBAConfig', 'AttackResult', 'full_ft_attack',
-           'blocks_attack', 'LoRALinear', 'merge_lora', 'lora_attack', 'steba_attack', 'FeatureHook',
-           'extract_st_features', 'reference_stats', 'anisotropy_index', 'weight_enrichment_features', 'STEDFDetector',
-           'auroc', 'output_consistency_score', 'token_ablation_score', 'temporal_model_features']
+           'blocks_attack', 'LoRALinear', 'merge_lora', 'lora_attack', 'steba_attack', 'asr_probe', 'asr_area',
+           'FeatureHook', 'extract_st_features', 'reference_stats', 'anisotropy_index', 'weight_enrichment_features',
+           'STEDFDetector', 'auroc', 'output_consistency_score', 'token_ablation_score', 'temporal_model_features']
 
 # %% ../../nbs/07_stediff/07a_method.ipynb #6f7c919d
 import copy, hashlib, json, math, os, re
@@ -708,6 +708,7 @@ class STEBAConfig(AttackConfig):
         if (self.top_k is None) == (self.threshold is None): raise ValueError("STEBAConfig: give exactly one of top_k= or threshold=")
         if self.bins_k is None and (self.coverage is None or not 0 < self.coverage <= 1): raise ValueError(f"coverage must be in (0,1], got {self.coverage}")
         if self.probe_steps < 1: raise ValueError(f"probe_steps must be >= 1, got {self.probe_steps}")
+        if self.importance not in ("loss_gap", "grad_norm", "probe_asr"): raise ValueError(f"importance must be 'loss_gap', 'grad_norm' or 'probe_asr', got {self.importance!r}")
         bin_timesteps([0], self.n_bins)
 
 # %% ../../nbs/07_stediff/07a_method.ipynb #885d9636
@@ -817,7 +818,8 @@ def steba_attack(unet, enc, data, cfg: STEBAConfig, asr_fn, seed: int = 0, spati
     dev = next(unet.parameters()).device
     with Timer(sync=dev) as tm:
         stats = accumulate_gradients(unet, enc, data, cfg.probe_steps, cfg.batch, seed=seed) if spatial else None
-        I = timestep_importance(unet, enc, data, cfg.n_bins, cfg.importance, seed=seed) if temporal else None
+        probe = asr_probe(unet, enc, data, asr_fn, cfg.probe_steps, cfg.lr, cfg.batch, seed) if cfg.importance == "probe_asr" else None
+        I = timestep_importance(unet, enc, data, cfg.n_bins, cfg.importance, seed=seed, probe=probe) if temporal else None
     net = copy.deepcopy(unet)
     names = (select_modules(stats, cfg.top_k, cfg.threshold, cfg.granularity, cfg.include, cfg.rank_by) if spatial
              else [n for n, _ in net.named_parameters()])
@@ -827,6 +829,25 @@ def steba_attack(unet, enc, data, cfg: STEBAConfig, asr_fn, seed: int = 0, spati
                         None if bins is None else bin_timesteps(bins, cfg.n_bins), tm.elapsed, names, bins)
     res.importance = I; res.grad_stats = stats
     return res
+
+# %% ../../nbs/07_stediff/07a_method.ipynb #2acb376b
+def asr_probe(unet, enc, data, asr_fn, steps: int = 15, lr: float = 3e-3, batch: int = 32, seed: int = 0):
+    "probe(t_allowed) -> ASR of a copy of `unet` after `steps` Full-FT steps with t ~ U(t_allowed) (for method='probe_asr')."
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1: raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    cfg = AttackConfig(lr=lr, max_steps=steps, batch=batch, eval_every=steps, asr_target=1.0)
+    def probe(t_allowed):
+        net = copy.deepcopy(unet); names = [n for n, _ in net.named_parameters()]
+        r = _train_attack("probe", net, enc, data, freeze_except(net, names), cfg, asr_fn, seed, t_allowed)
+        return float(r.history.asr.dropna().iloc[-1])                                # ASR after S_probe steps on one bin
+    return probe
+
+def asr_area(history: pd.DataFrame, max_steps: int) -> float:
+    "AUC of the running ASR over `max_steps` steps: each check holds until the next, the last until max_steps, 0 before the first."
+    if max_steps < 1: raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+    h = history.dropna(subset=["asr"]); s = (h.step.to_numpy() + 1).astype(float); a = h.asr.to_numpy(dtype=float)
+    if (s > max_steps).any(): raise ValueError(f"history has checks after max_steps={max_steps}")
+    return float((a * np.diff(np.r_[s, max_steps])).sum() / max_steps)                # (1/N) Σ ASR_i (s_{i+1} - s_i)
+
 
 # %% ../../nbs/07_stediff/07a_method.ipynb #e77e2ad7
 class FeatureHook:

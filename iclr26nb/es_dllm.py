@@ -269,10 +269,14 @@ def _decode(model, prompt, cfg, forward, generator=None, trace=False) -> GenResu
                     st.blocked.scatter_(1, pos, held); live = live & ~held
                 st.conf.scatter_(1, pos, torch.where(live, conf, 0).to(st.conf.dtype))   # c: 0 for held EOS and outside the block
                 fresh = torch.zeros_like(x, dtype=torch.bool).scatter_(1, pos, live)
-                cand = (x == M) & blk & ~st.blocked                          # fallback for a rule that computed none
+                # fallback for a row whose forward computed no live position: masked block positions whose hold still
+                # applies now (the left neighbour still masked, no EOS yet) stay out, so the leftmost masked one is always in
+                left_now = torch.cat([torch.zeros_like(x[:, :1], dtype=torch.bool), x[:, :-1] == M], 1)
+                still = st.blocked & left_now & ~(x[:, P:] == eos).any(1, keepdim=True)   # (never set without delay_eos)
+                cand = (x == M) & blk & ~still
                 score = torch.where(torch.where(fresh.any(1, keepdim=True), fresh, cand), st.conf, -math.inf)
                 sel = _select(score, cfg)
-                if not bool(sel.any()): raise RuntimeError(f"step {st.step}: no position could be unmasked (block {b})")
+                if not bool(sel.any(1)[(x[:, s:e] == M).any(1)].all()): raise RuntimeError(f"step {st.step}: a row could unmask nothing (block {b})")
                 x[sel] = st.x0[sel]; st.conf[sel] = 0
                 st.last_dec, st.last_cnt = sel, int(sel.sum(1).max())
                 if trace: tr.append(dict(step=st.step, clock=st.clock, block=b, bstep=bstep, evals=st.evals - ev0,

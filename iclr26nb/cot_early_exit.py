@@ -15,15 +15,16 @@ from .core.train import fit, sgd_step
 from .models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer, KVCache
 
 # %% auto #0
-__all__ = ['POLICIES', 'SUMTRACE_SYMBOLS', 'DEER_SYSTEM_PROMPT', 'DeerConfig', 'answer_confidence', 'ReasoningLM',
+__all__ = ['POLICIES', 'REP_SCOPES', 'SUMTRACE_SYMBOLS', 'DEER_SYSTEM_PROMPT', 'DeerConfig', 'answer_confidence', 'ReasoningLM',
            'check_special_ids', 'SumTraceTask', 'TinyReasoningLM', 'sumtrace_lm', 'lm_loss', 'train_reasoner', 'Probe',
            'Trace', 'TraceBatch', 'chunk_repeats', 'trial_confidence', 'generate_vanilla', 'generate_deer',
            'generate_static', 'generate_consistency', 'forced_exit_sweep', 'replay_deer', 'generate_deer_parallel',
            'grade_sumtrace', 'probe_table', 'pearl_analysis', 'auroc', 'HFReasoningLM', 'extract_boxed',
-           'normalize_answer', 'grade_answer', 'make_standin_checkpoint', 'transition_ablation']
+           'normalize_answer', 'grade_answer', 'load_questions', 'make_standin_checkpoint', 'transition_ablation']
 
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #b42a0212
 POLICIES = ("avg1", "avg2", "min")
+REP_SCOPES = ("all", "chunks")
 
 def _pos_int(name, v):
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1: raise ValueError(f"{name} must be an int >= 1, got {v!r}")
@@ -36,7 +37,9 @@ class DeerConfig:
     tokens; think_ratio: share of max_tokens for thinking; max_probe_tokens: trial-answer length limit; max_probes:
     probes per problem; probe_at_start: also probe before thinking; temperature: of the reasoning tokens (0 greedy);
     seed: of the per-problem sampling streams; budget_margin: thinking stops at think_budget - budget_margin;
-    require_end_think / score_stop: the Qwen3 variant's rule and span; rep_exit / rep_n: the repetition exit."""
+    require_end_think / score_stop: the Qwen3 variant's rule and span; rep_exit / rep_n / rep_scope: the repetition
+    exit (after how many repeats, n-gram order, and what is compared with the last chunk: "all" = the next chunk,
+    trial answers and the conclusion, as the vLLM script does; "chunks" = thinking chunks only)."""
     threshold: float = 0.95          # lambda; > 1 means never exit
     policy: str = "avg1"             # avg1 (arithmetic mean) | avg2 (geometric mean) | min
     max_tokens: int = 16000          # total generated tokens (thinking + conclusion)
@@ -51,6 +54,7 @@ class DeerConfig:
     score_stop: bool = False         # Qwen3 variant: the stop token counts in C (p_2..p_n instead of p_2..p_{n-1})
     rep_exit: int = 0                # repetition exit: leave after this many repeated chunks (0 = off; vLLM script --rep: 3)
     rep_n: int = 1                   # n-gram order of the repetition test
+    rep_scope: str = "all"           # compared with the last chunk: "all" (chunks, trial answers, conclusion) | "chunks"
     def __post_init__(self):
         t = self.threshold
         if isinstance(t, bool) or not isinstance(t, (int, float, np.floating)) or not math.isfinite(t):
@@ -66,6 +70,7 @@ class DeerConfig:
             if not isinstance(getattr(self, k), bool): raise TypeError(f"{k} must be a bool, got {getattr(self, k)!r}")
         if isinstance(self.rep_exit, bool) or not isinstance(self.rep_exit, int) or self.rep_exit < 0: raise ValueError(f"rep_exit must be an int >= 0 (0 = off), got {self.rep_exit!r}")
         _pos_int("rep_n", self.rep_n)
+        if self.rep_scope not in REP_SCOPES: raise ValueError(f"rep_scope must be one of {REP_SCOPES}, got {self.rep_scope!r}")
         self.threshold = float(t)
     @property
     def think_budget(self) -> int: return int(self.max_tokens * self.think_ratio)
@@ -351,6 +356,7 @@ class Probe:
     tokens: list[int]            # greedy trial-answer tokens (stop token included when reached)
     probs: list[float]           # p_i of each token
     confidence: float            # C under the run's policy
+    stop: bool = False           # the last token is an answer-stop token
 
 @dataclass
 class Trace:
@@ -382,26 +388,37 @@ def chunk_repeats(prev: Sequence[int], cur: Sequence[int], n: int = 1) -> bool:
     both = set(a) & set(b)
     return len(both) == len(a) == len(b)
 
+def _body(p: Probe) -> list[int]: return p.tokens[:-1] if p.stop else p.tokens     # the trial answer's text, stop token dropped
+
 class _Rule:
     "Default: think to the end (vanilla)."
     name = "vanilla"
     def start(self, r) -> str: return "think"
     def before(self, r, n: int, probes: list) -> str | None: return None
     def transition(self, r, k: int, probes: list, t=None) -> str: return "continue"
+    def observe(self, r, probe: Probe, t) -> None: pass
     def decide(self, r, probes: list) -> bool: return False
+    def finish(self, r, t, conclusion: list[int]) -> None: pass
 
 class _Deer(_Rule):
     name = "deer"
     def __init__(self, cfg): self.cfg, self.prev, self.begin = cfg, {}, {}
     def start(self, r): return "probe" if self.cfg.probe_at_start else "think"
+    def _count(self, r, t, cur):                                    # one repetition test against the last chunk
+        if r in self.prev and chunk_repeats(self.prev[r], cur, self.cfg.rep_n): t.n_repeats += 1
     def transition(self, r, k, probes, t=None):
         if self.cfg.rep_exit and t is not None:                     # repetition exit: the chunk since the last transition
             cur = t.reasoning[self.begin.get(r, 0):]
-            if r in self.prev and chunk_repeats(self.prev[r], cur, self.cfg.rep_n): t.n_repeats += 1
-            self.prev[r], self.begin[r] = cur, len(t.reasoning) + 1
+            self._count(r, t, cur); self.prev[r], self.begin[r] = cur, len(t.reasoning) + 1
             if t.n_repeats >= self.cfg.rep_exit: return "repeat"
         return "probe" if len(probes) < self.cfg.max_probes else "continue"
+    def observe(self, r, probe, t):                                 # scope "all": the trial answer against the last chunk
+        if self.cfg.rep_exit and self.cfg.rep_scope == "all": self._count(r, t, _body(probe))
     def decide(self, r, probes): return probes[-1].confidence > self.cfg.threshold      # C > lambda (strict)
+    def finish(self, r, t, conclusion):                             # counted, never an exit: the last chunk, then the conclusion
+        if not self.cfg.rep_exit: return
+        if t.exit_index is None: self._count(r, t, t.reasoning[self.begin.get(r, 0):])
+        if self.cfg.rep_scope == "all": self._count(r, t, conclusion)
 
 class _Static(_Rule):
     name = "static"
@@ -440,6 +457,12 @@ def trial_confidence(tokens: Sequence[int], probs: Sequence[float], cfg: DeerCon
     if cfg.require_end_think and (not tokens or int(tokens[-1]) not in set(map(int, end_think_ids))): return 0.0
     return answer_confidence(probs, cfg.policy, cfg.score_stop)
 
+def _record_probe(t, kind, index, position, toks, probs, cfg, lm) -> Probe:
+    "Append one trial answer to trace t, scored under cfg, and count its tokens."
+    p = Probe(kind, index, position, toks, probs, trial_confidence(toks, probs, cfg, lm.end_think_ids), stop=bool(toks) and toks[-1] in set(lm.answer_stop_ids))
+    t.probes.append(p); t.tokens_probe += len(toks); t.tokens_probe_prompt += len(lm.answer_prompt_ids)
+    return p
+
 def _uniforms(cfg, n, budget):
     "u_{i,n}: one stream per problem i, seeded by (seed, i): independent of batching and probing."
     return np.stack([np.random.default_rng([int(cfg.seed), i]).random(max(budget, 1)) for i in range(n)])
@@ -464,6 +487,39 @@ def _run_probes(lm, st, rows, cfg, timers):
     timers["probe"] += tp.elapsed
     return list(zip(toks[:m], probs[:m]))
 
+def _sample(lg, idx, rows, tr, U, cfg) -> dict:
+    "Sampled reasoning tokens of state rows idx: inverse CDF at u_{i,n}, i the row's problem and n its reasoning length."
+    if not idx or U is None: return {}
+    p = F.softmax(lg[idx].double() / cfg.temperature, -1); cdf = p.cumsum(-1)
+    u = torch.tensor([U[rows[j], len(tr[rows[j]].reasoning)] for j in idx], dtype=torch.float64, device=cdf.device)
+    s = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True).squeeze(1).clamp(max=lg.shape[1] - 1)
+    return dict(zip(idx, s.tolist()))
+
+def _conclude(lm, cfg, rule, i, t, tok) -> bool:
+    "Append a greedy conclusion token to trace t; True when the row is done (EOS or the total budget)."
+    t.answer.append(tok)
+    if tok != lm.eos_id:
+        if t.tokens_reasoning + t.tokens_answer < cfg.max_tokens + len(lm.exit_ids): return False
+        t.exit_reason += "+no_eos"
+    c = t.answer[1 if t.exit_reason.startswith("natural") else len(lm.exit_ids):]     # the conclusion proper
+    rule.finish(i, t, c[:-1] if c and c[-1] == lm.eos_id else c)
+    return True
+
+def _compact(lm, st, rows, phase) -> list:
+    "Drop finished rows once they are half of the batch (keeping lm.min_batch rows); returns the problem id of each row left."
+    live = [j for j, i in enumerate(rows) if phase[i] != "done"]
+    if len(rows) - len(live) < len(rows) // 2 or len(rows) <= lm.min_batch: return rows
+    keep = live + [j for j in range(len(rows)) if phase[rows[j]] == "done"][:max(0, lm.min_batch - len(live))]
+    lm.select(st, keep); return [rows[j] for j in keep]
+
+def _batch_out(tr, timers, total, single):
+    "The traces with the batch's time profile (main, probe, fork, other, total) and each problem's share of the wall time."
+    prof = dict(timers, total=total); prof["other"] = total - prof["main"] - prof["probe"] - prof["fork"]
+    for t in tr: t.seconds = total / len(tr)
+    out = TraceBatch(tr); out.profile = prof
+    return tr[0] if single else out
+
+
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #6539d8ac
 def _decode(lm, prompts, cfg: DeerConfig, rule: _Rule):
     "The shared batched loop; returns a Trace (one prompt) or a TraceBatch."
@@ -482,10 +538,9 @@ def _decode(lm, prompts, cfg: DeerConfig, rule: _Rule):
         if not idx: return []
         out = []
         for j, (toks, probs) in zip(idx, _run_probes(lm, st, idx, cfg, timers)):
-            t = tr[rows[j]]
-            t.probes.append(Probe(kind, t.n_transitions, len(t.reasoning), toks, probs, trial_confidence(toks, probs, cfg, lm.end_think_ids)))
-            t.tokens_probe += len(toks); t.tokens_probe_prompt += len(lm.answer_prompt_ids)
-            out.append((j, rule.decide(rows[j], t.probes)))
+            i, t = rows[j], tr[rows[j]]
+            rule.observe(i, _record_probe(t, kind, t.n_transitions, len(t.reasoning), toks, probs, cfg, lm), t)
+            out.append((j, rule.decide(i, t.probes)))
         return out
     with Timer() as t_all:
         with Timer() as t0: st = lm.prefill(ps)
@@ -513,12 +568,7 @@ def _decode(lm, prompts, cfg: DeerConfig, rule: _Rule):
             # 2. each row's next token
             lg = lm.logits(st); greedy = lg.argmax(-1).tolist()
             think = [j for j, i in enumerate(rows) if phase[i] == "think" and not queue[i]]
-            sampled = {}
-            if think and U is not None:                           # inverse-CDF sampling with u_{i,n}
-                p = F.softmax(lg[think].double() / cfg.temperature, -1); cdf = p.cumsum(-1)
-                u = torch.tensor([U[rows[j], len(tr[rows[j]].reasoning)] for j in think], dtype=torch.float64, device=cdf.device)
-                s = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True).squeeze(1).clamp(max=lg.shape[1] - 1)
-                sampled = dict(zip(think, s.tolist()))
+            sampled = _sample(lg, think, rows, tr, U, cfg)        # inverse-CDF sampling with u_{i,n}
             feed, paused = [lm.eos_id] * len(rows), []
             def forced(j, i): feed[j] = queue[i].pop(0); tr[i].answer.append(feed[j])
             for j, i in enumerate(rows):
@@ -537,10 +587,8 @@ def _decode(lm, prompts, cfg: DeerConfig, rule: _Rule):
                         else: t.reasoning.append(tok); feed[j] = tok
                     else: t.reasoning.append(tok); feed[j] = tok
                 else:                                             # conclusion: greedy to EOS or the total budget
-                    tok = greedy[j]; t.answer.append(tok); feed[j] = tok
-                    if tok == lm.eos_id: phase[i] = "done"
-                    elif t.tokens_reasoning + t.tokens_answer >= cfg.max_tokens + len(lm.exit_ids):
-                        phase[i] = "done"; t.exit_reason += "+no_eos"
+                    feed[j] = greedy[j]
+                    if _conclude(lm, cfg, rule, i, t, greedy[j]): phase[i] = "done"
             for j, ex in probe(paused, "transition"):             # Answer Inducer + Confidence Evaluator
                 i = rows[j]
                 if ex: exit_(i, "confident", True); forced(j, i)
@@ -551,13 +599,8 @@ def _decode(lm, prompts, cfg: DeerConfig, rule: _Rule):
             # 3. one token into every row, then drop finished rows once they are half of the batch
             with Timer() as tm: lm.step(st, torch.tensor(feed)[:, None])
             timers["main"] += tm.elapsed; timers["steps_main"] += 1
-            if len(rows) - len(live) >= len(rows) // 2 and len(rows) > lm.min_batch:
-                keep = live + [j for j in range(len(rows)) if phase[rows[j]] == "done"][:max(0, lm.min_batch - len(live))]
-                lm.select(st, keep); rows = [rows[j] for j in keep]
-    prof = dict(timers, total=t_all.elapsed); prof["other"] = prof["total"] - prof["main"] - prof["probe"] - prof["fork"]
-    for t in tr: t.seconds = t_all.elapsed / B
-    out = TraceBatch(tr); out.profile = prof
-    return tr[0] if single else out
+            rows = _compact(lm, st, rows, phase)
+    return _batch_out(tr, timers, t_all.elapsed, single)
 
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #3afaf075
 def generate_vanilla(lm: ReasoningLM, prompt_ids, cfg: DeerConfig):
@@ -589,9 +632,9 @@ def forced_exit_sweep(lm: ReasoningLM, prompt_ids, cfg: DeerConfig):
     return _decode(lm, prompt_ids, cfg, _Sweep())
 
 def replay_deer(trace: Trace, threshold: float, policy: str = "avg1", max_probes: int = 10, probe_at_start: bool = False,
-                rep_exit: int = 0, rep_n: int = 1) -> Probe | None:
+                rep_exit: int = 0, rep_n: int = 1, rep_scope: str = "all") -> Probe | None:
     "The probe of a forced_exit_sweep trace at which DEER with these knobs exits (None: it thinks to the end)."
-    DeerConfig(threshold=threshold, policy=policy, max_probes=max_probes, probe_at_start=probe_at_start, rep_exit=rep_exit, rep_n=rep_n)
+    DeerConfig(threshold=threshold, policy=policy, max_probes=max_probes, probe_at_start=probe_at_start, rep_exit=rep_exit, rep_n=rep_n, rep_scope=rep_scope)
     used, prev, begin, reps = 0, None, 0, 0
     for p in trace.probes:
         if p.kind == "start" and not probe_at_start: continue
@@ -601,8 +644,33 @@ def replay_deer(trace: Trace, threshold: float, policy: str = "avg1", max_probes
             if reps >= rep_exit: return p
         if used >= max_probes: continue
         used += 1
+        if rep_exit and rep_scope == "all" and prev is not None: reps += chunk_repeats(prev, _body(p), rep_n)   # the trial answer vs the last chunk
         if answer_confidence(p.probs, policy) > threshold: return p
     return None
+
+
+# %% ../nbs/17_cot_early_exit/17a_method.ipynb #f5ed1a01
+@torch.no_grad()
+def _step_fused(self, states: list, tokens: list):
+    "Feed tokens[s] (rows_s, k) to every state s in one forward pass: shared projections, MLPs and head; attention per cache."
+    toks = [t.to(self.device).long() for t in tokens]; n = [t.shape[0] for t in toks]
+    if len(states) != len(toks) or any(len(st) != m for st, m in zip(states, n)): raise ValueError("give one (rows, k) token tensor per state, rows matching")
+    if len({t.shape[1] for t in toks}) != 1: raise ValueError("every state must get the same number of tokens k")
+    k, m = toks[0].shape[1], self.lm
+    for st in states:
+        if int(st.pos.max()) + k > st.cache.max_len: raise ValueError(f"context full: position {int(st.pos.max()) + k} > {st.cache.max_len}")
+    pos = [st.pos[:, None] + torch.arange(k, device=self.device) for st in states]
+    h = m.embed(torch.cat(toks))                                        # h_0 of all rows of all states
+    for l in range(m.n_layers):
+        q, kk, v = m.layer_qkv(l, h, torch.cat(pos))                    # one projection for every row
+        a = []
+        for st, qs, ks, vs, ps in zip(states, q.split(n), kk.split(n), v.split(n), pos):   # attention over each state's own cache
+            st.cache.write(l, ps, ks, vs)
+            a.append(m.attend(qs, st.cache.k[l], st.cache.v[l], ps, torch.arange(st.cache.max_len, device=self.device).expand(len(st), -1), st.cache.filled))
+        h = m.layer_finish(l, h, torch.cat(a))
+    for st, lg in zip(states, m.head(h[:, -1:]).float().split(n)): st.logits, st.pos = lg[:, -1], st.pos + k
+TinyReasoningLM.step_fused = _step_fused
+
 
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #6cf68c28
 def generate_deer_parallel(lm: ReasoningLM, prompt_ids, cfg: DeerConfig):
@@ -611,24 +679,33 @@ def generate_deer_parallel(lm: ReasoningLM, prompt_ids, cfg: DeerConfig):
     for m in ("rollback", "concat"):
         if not callable(getattr(lm, m, None)): raise TypeError(f"branch-parallel decoding needs lm.{m}; {type(lm).__name__} has none")
     if getattr(lm, "fork_mode", "copy") != "copy": raise ValueError("branch-parallel decoding needs copied forks (fork='copy')")
-    if cfg.rep_exit or cfg.probe_at_start: raise ValueError("rep_exit and probe_at_start are not supported here; use generate_deer")
     ps, single = _check_prompts(lm, prompt_ids, cfg)
     B, budget, trans, end, stop, cue = len(ps), cfg.think_budget - cfg.budget_margin, set(lm.transition_ids), set(lm.end_think_ids), set(lm.answer_stop_ids), list(lm.answer_prompt_ids)
-    timers = dict(main=0.0, probe=0.0, fork=0.0, steps_main=0, steps_probe=0, tokens_speculative=0)
+    rule, fused = _Deer(cfg), callable(getattr(lm, "step_fused", None))      # fused: main rows and branches in one forward pass
+    timers = dict(main=0.0, probe=0.0, fork=0.0, steps_main=0, steps_probe=0, steps_fused=0, tokens_speculative=0)
     U = _uniforms(cfg, B, cfg.think_budget) if cfg.temperature > 0 else None
     tr = [Trace(prompt=p, reasoning=[], answer=[], exit_reason="") for p in ps]
-    phase, queue, pend = ["think"] * B, [[] for _ in range(B)], [None] * B      # pend[i]: (transition k, pause position) of i's open branch
+    phase, queue, pend = ["think"] * B, [[] for _ in range(B)], [None] * B      # pend[i]: (kind, transition k, pause position) of i's open branch
     ctx = lambda i: len(tr[i].prompt) + len(tr[i].reasoning) + len(tr[i].answer)
     def exit_(i, why, at=False):
         phase[i], queue[i], tr[i].exit_reason = "conclude", list(lm.exit_ids), why
         if at: tr[i].exit_index = tr[i].n_transitions
+    def open_(launch):
+        "Fork state rows `launch` at their pause (before the transition token enters the main cache) into new branches."
+        nonlocal pst, br
+        with Timer() as tf: nb_ = lm.fork(st, launch, room=len(cue) + cfg.max_probe_tokens)
+        timers["fork"] += tf.elapsed
+        pst = nb_ if pst is None else lm.concat(pst, nb_)
+        br += [dict(i=rows[j], q=list(cue), toks=[], probs=[], done=False) for j in launch]
     with Timer() as t_all:
         with Timer() as t0: st = lm.prefill(ps)
         timers["main"] += t0.elapsed
         rows, pst, br = list(range(B)), None, []                  # br: one dict per branch row of pst
+        if starts := [j for j, i in enumerate(rows) if rule.start(i) == "probe"]:
+            for j in starts: pend[rows[j]] = ("start", 0, 0)
+            open_(starts)
         while any(phase[i] != "done" for i in rows):
-            # A. read the branches' greedy tokens; B. settle the finished ones
-            with Timer() as tp:
+            with Timer() as tp:                                   # A. read the branches' greedy tokens; B. settle the finished ones
                 if br:
                     pv, ptok = F.softmax(lm.logits(pst), -1).max(-1); pl, tl = pv.tolist(), ptok.tolist()
                     for r, b in enumerate(br):
@@ -636,24 +713,17 @@ def generate_deer_parallel(lm: ReasoningLM, prompt_ids, cfg: DeerConfig):
                         b["toks"].append(tl[r]); b["probs"].append(min(max(pl[r], 0.0), 1.0))
                         b["done"] = tl[r] in stop or len(b["toks"]) >= cfg.max_probe_tokens
                 for b in [b for b in br if b["done"]]:
-                    i, t = b["i"], tr[b["i"]]; k, pos0 = pend[i]; pend[i] = None
-                    t.probes.append(Probe("transition", k, pos0, b["toks"], b["probs"], trial_confidence(b["toks"], b["probs"], cfg, lm.end_think_ids)))
-                    t.tokens_probe += len(b["toks"]); t.tokens_probe_prompt += len(cue)
-                    if t.probes[-1].confidence > cfg.threshold:        # exit: drop the speculative reasoning, cut the cache back
+                    i, t = b["i"], tr[b["i"]]; kind, k, pos0 = pend[i]; pend[i] = None
+                    rule.observe(i, _record_probe(t, kind, k, pos0, b["toks"], b["probs"], cfg, lm), t)
+                    if rule.decide(i, t.probes):                  # exit: drop the speculative reasoning, cut the cache back
                         timers["tokens_speculative"] += len(t.reasoning) - pos0; del t.reasoning[pos0:]
                         lm.rollback(st, rows.index(i), ctx(i)); exit_(i, "confident", True)
                 keep = [r for r, b in enumerate(br) if not b["done"]]
                 if len(keep) < len(br): br = [br[r] for r in keep]; pst = None if not keep else (lm.select(pst, keep) or pst)
             timers["probe"] += tp.elapsed
-            # C. the main rows, as in the sequential loop, but a transition opens a branch instead of pausing
+            # C. the main rows, as in the sequential loop, but a probe opens a branch instead of pausing the row
             lg = lm.logits(st); greedy = lg.argmax(-1).tolist()
-            think = [j for j, i in enumerate(rows) if phase[i] == "think" and not queue[i] and len(tr[i].reasoning) < budget]
-            sampled = {}
-            if think and U is not None:
-                p = F.softmax(lg[think].double() / cfg.temperature, -1); cdf = p.cumsum(-1)
-                u = torch.tensor([U[rows[j], len(tr[rows[j]].reasoning)] for j in think], dtype=torch.float64, device=cdf.device)
-                s = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True).squeeze(1).clamp(max=lg.shape[1] - 1)
-                sampled = dict(zip(think, s.tolist()))
+            sampled = _sample(lg, [j for j, i in enumerate(rows) if phase[i] == "think" and not queue[i] and len(tr[i].reasoning) < budget], rows, tr, U, cfg)
             feed, stalled, launch = [lm.eos_id] * len(rows), [], []
             def forced(j, i): feed[j] = queue[i].pop(0); tr[i].answer.append(feed[j])
             for j, i in enumerate(rows):
@@ -667,38 +737,31 @@ def generate_deer_parallel(lm: ReasoningLM, prompt_ids, cfg: DeerConfig):
                     if len(t.reasoning) >= budget: exit_(i, "budget"); forced(j, i)
                     elif tok in end: phase[i], t.exit_reason = "conclude", "natural"; feed[j] = tok; t.answer.append(tok)
                     elif tok == lm.eos_id: exit_(i, "eos"); forced(j, i)
-                    else:
-                        if tok in trans:
-                            t.n_transitions += 1
-                            if len(t.probes) < cfg.max_probes: launch.append(j); pend[i] = (t.n_transitions, len(t.reasoning))
-                        t.reasoning.append(tok); feed[j] = tok
+                    elif tok in trans:
+                        t.n_transitions += 1; a = rule.transition(i, t.n_transitions, t.probes, t)
+                        if a == "repeat": exit_(i, "repetition", True); forced(j, i)
+                        else:
+                            if a == "probe": launch.append(j); pend[i] = ("transition", t.n_transitions, len(t.reasoning))
+                            t.reasoning.append(tok); feed[j] = tok
+                    else: t.reasoning.append(tok); feed[j] = tok
                 else:
-                    tok = greedy[j]; t.answer.append(tok); feed[j] = tok
-                    if tok == lm.eos_id: phase[i] = "done"
-                    elif t.tokens_reasoning + t.tokens_answer >= cfg.max_tokens + len(lm.exit_ids): phase[i] = "done"; t.exit_reason += "+no_eos"
-            # D. open the new branches at the pause (before the transition token enters the main cache)
-            if launch:
-                with Timer() as tf: nb_ = lm.fork(st, launch, room=len(cue) + cfg.max_probe_tokens)
-                timers["fork"] += tf.elapsed
-                pst = nb_ if pst is None else lm.concat(pst, nb_)
-                br += [dict(i=rows[j], q=list(cue), toks=[], probs=[], done=False) for j in launch]
+                    feed[j] = greedy[j]
+                    if _conclude(lm, cfg, rule, i, t, greedy[j]): phase[i] = "done"
+            if launch: open_(launch)                              # D. new branches
             if not [j for j, i in enumerate(rows) if phase[i] != "done"]: break
-            # E. one round: the main rows, then the branches (cue tokens first, then their last greedy token)
-            saved = {j: lg[j].clone() for j in stalled}
-            with Timer() as tm: lm.step(st, torch.tensor(feed)[:, None])
+            # E. one round: every main row and every branch (cue tokens first, then its last greedy token) get one token
+            saved, bfeed = {j: lg[j].clone() for j in stalled}, torch.tensor([[b["q"].pop(0) if b["q"] else b["toks"][-1]] for b in br])
+            with Timer() as tm:
+                if br and fused: lm.step_fused([st, pst], [torch.tensor(feed)[:, None], bfeed]); timers["steps_fused"] += 1
+                else: lm.step(st, torch.tensor(feed)[:, None])
             timers["main"] += tm.elapsed; timers["steps_main"] += 1
             for j in stalled: lm.rollback(st, j, ctx(rows[j]), saved[j])     # a stalled row did not move
-            if br:
-                with Timer() as tp: lm.step(pst, torch.tensor([[b["q"].pop(0) if b["q"] else b["toks"][-1]] for b in br]))
+            if br and not fused:
+                with Timer() as tp: lm.step(pst, bfeed)
                 timers["probe"] += tp.elapsed; timers["steps_probe"] += 1
-            live = [j for j, i in enumerate(rows) if phase[i] != "done"]
-            if len(rows) - len(live) >= len(rows) // 2 and len(rows) > lm.min_batch:
-                keep = live + [j for j in range(len(rows)) if phase[rows[j]] == "done"][:max(0, lm.min_batch - len(live))]
-                lm.select(st, keep); rows = [rows[j] for j in keep]
-    prof = dict(timers, total=t_all.elapsed); prof["other"] = prof["total"] - prof["main"] - prof["probe"] - prof["fork"]
-    for t in tr: t.seconds = t_all.elapsed / B
-    out = TraceBatch(tr); out.profile = prof
-    return tr[0] if single else out
+            rows = _compact(lm, st, rows, phase)
+    return _batch_out(tr, timers, t_all.elapsed, single)
+
 
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #87049e7c
 import pandas as pd
@@ -870,6 +933,29 @@ def grade_answer(pred: str | None, gold: str) -> bool:
     p, g = normalize_answer(pred), normalize_answer(gold)
     a, b = _number(p), _number(g)
     return abs(a - b) <= 1e-6 * max(1.0, abs(b)) if a is not None and b is not None else p == g
+
+# %% ../nbs/17_cot_early_exit/17a_method.ipynb #f5ed1a04
+def load_questions(path, question_key: str | None = None, answer_key: str | None = None) -> tuple[list[str], list[str]]:
+    "Questions and gold answers of a local JSONL (or JSON list) benchmark file: MATH-500 (problem, answer), GSM8K (question, '... #### 42')."
+    import json
+    from pathlib import Path
+    p = Path(path)
+    if not p.is_file(): raise ValueError(f"path must be a local JSON or JSONL file, got {str(path)!r}")
+    text = p.read_text(encoding="utf-8")
+    rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(l) for l in text.splitlines() if l.strip()]
+    if not rows or not all(isinstance(r, dict) for r in rows): raise ValueError(f"{p.name} must hold one or more JSON records")
+    qk = question_key or next((k for k in ("problem", "question", "Problem", "Question") if k in rows[0]), None)
+    ak = answer_key or next((k for k in ("answer", "Answer", "solution") if k in rows[0]), None)
+    if qk is None or ak is None: raise ValueError(f"no question/answer field among {sorted(rows[0])}; pass question_key= and answer_key=")
+    qs, golds = [], []
+    for i, r in enumerate(rows):
+        if qk not in r or ak not in r: raise ValueError(f"record {i} lacks {qk!r} or {ak!r}")
+        a = str(r[ak])
+        if "####" in a: a = a.split("####")[-1]                       # GSM8K: the number after ####
+        elif "\\boxed" in a: a = extract_boxed(a) or a                  # a worked solution: its last boxed answer
+        qs.append(str(r[qk])); golds.append(a.strip())
+    return qs, golds
+
 
 # %% ../nbs/17_cot_early_exit/17a_method.ipynb #5fbe54bd
 def _standin_texts(rng, n: int) -> list[str]:

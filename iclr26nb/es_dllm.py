@@ -6,7 +6,8 @@
 __all__ = ['SkipSchedule', 'expected_token_layer_evals', 'SamplerConfig', 'GenResult', 'TinyMDLM', 'task_tokenizer',
            'make_kv_task', 'make_sort_task', 'mdlm_loss', 'train_tiny_mdlm', 'generate_vanilla', 'generate_dual_cache',
            'relative_change', 'importance_score', 'generate_es', 'reference_es_generate', 'generate_dllm_cache',
-           'redundancy_stats', 'evaluate', 'profile_split', 'save_llada_standin', 'load_llada']
+           'pad_prompts', 'redundancy_stats', 'evaluate', 'profile_split', 'save_llada_standin', 'load_llada',
+           'DreamConfig', 'DreamMDLM', 'load_dream']
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #b7b15442
 import contextlib, math
@@ -16,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from .models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer, KVCache, apply_rope
+from .models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer, KVCache, apply_rope, rope_table, RMSNorm
 from .core.runtime import get_device, Timer
 from .core.train import fit, sgd_step
 
@@ -50,12 +51,16 @@ class SkipSchedule:
         return (sum(p) + 1 - p[-1]) / n_layers
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #42c21da2
-def expected_token_layer_evals(schedule: SkipSchedule, n_layers: int, n_fwd: int, last_decoded: int, block_length: int) -> int:
-    "sum_l e_l for one sequence at a skipping step (closed form of what `generate_es` counts)."
+def expected_token_layer_evals(schedule: SkipSchedule, n_layers: int, n_fwd: int, last_decoded: int, block_length: int,
+                               mode: str = "hidden") -> int:
+    "sum_l e_l for one sequence at a skipping step (closed form of what `generate_es` counts); mode 'hidden' skips at a layer's output, 'qkv' before its attention."
+    if mode not in ("hidden", "qkv"): raise ValueError(f"mode must be 'hidden' or 'qkv', got {mode!r}")
     p, skips, e, tot = schedule.keep_fractions(n_layers), set(schedule.skip_layers(n_layers)), n_fwd, 0
     for l in range(n_layers):
-        tot += e                                                               # e_l tokens enter layer l
-        if l in skips: e = min(e, max(int(p[l] * n_fwd), min(last_decoded + 2, block_length)))   # n_l
+        n_l = max(int(p[l] * n_fwd), min(last_decoded + 2, block_length))      # n_l
+        if mode == "qkv" and l in skips: e = min(e, n_l)                        # dropped before layer l's attention
+        tot += e                                                               # e_l tokens enter layer l's attention and MLP
+        if mode == "hidden" and l in skips: e = min(e, n_l)                     # dropped at layer l's output
     return tot
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #ca91b373
@@ -120,7 +125,7 @@ class TinyMDLM(nn.Module):
     max_len = property(lambda self: self.lm.config.max_len)
     def embed(self, ids): return self.lm.embed(ids)
     def layer_qkv(self, l, h, pos): return self.lm.layer_qkv(l, h, pos)
-    def attend(self, q, k, v): return self.lm.attend(q, k, v)
+    def attend(self, q, k, v, k_valid=None): return self.lm.attend(q, k, v, k_valid=k_valid)   # k_valid (B,m): keys that may be attended
     def layer_finish(self, l, h, a): return self.lm.layer_finish(l, h, a)
     def head(self, h): return self.lm.head(h)
     def forward(self, ids): return self.lm(ids)
@@ -214,6 +219,17 @@ def _check_prompt(model, prompt, cfg):
         raise ValueError(f"prompt length {prompt.shape[1]} + gen_length {cfg.gen_length} > model max_len {model.max_len}")
     return prompt.to(next(model.parameters()).device)
 
+def _check_mask(mask, prompt, G):
+    "Key-validity mask (B, P+G) from the prompt's attention_mask (B, P): True = a real token; generated positions are always valid."
+    if mask is None: return None
+    if not isinstance(mask, torch.Tensor): raise TypeError("attention_mask must be a boolean torch.Tensor of the prompt's shape, or None")
+    m = (mask[None] if mask.dim() == 1 else mask).to(prompt.device).bool()
+    if tuple(m.shape) != tuple(prompt.shape): raise ValueError(f"attention_mask shape {tuple(m.shape)} must equal the prompt's {tuple(prompt.shape)}")
+    if not bool(m.any(1).all()): raise ValueError("attention_mask: every row needs at least one real prompt token (a True entry)")
+    return torch.cat([m, m.new_ones(m.shape[0], G)], 1)
+
+def _kv(kvalid): return {} if kvalid is None else dict(k_valid=kvalid)
+
 def _sample(logits, cfg, generator, mask_id):
     "x0 = argmax(logits [+ Gumbel/T]) over non-mask tokens, c = softmax(logits)[x0] (or uniform for remasking='random')."
     lg = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
@@ -243,14 +259,18 @@ class _State:
         self.x0, self.conf = x.clone(), torch.zeros(B, T, device=x.device, dtype=dtype)
         self.last_dec = torch.zeros(B, T, dtype=torch.bool, device=x.device)
         self.blocked = torch.zeros(B, T, dtype=torch.bool, device=x.device)    # EOS held back by delay_eos at its last forward
+        self.kvalid, self.off = None, 0                                                                # (B, T) keys that may be attended (padding off), or None
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #a74be073
-def _decode(model, prompt, cfg, forward, generator=None, trace=False) -> GenResult:
+def _decode(model, prompt, cfg, forward, generator=None, trace=False, attention_mask=None) -> GenResult:
     "LLaDA block decoding; forward(st, s, e, bstep) -> (pos (B,n), logits (B,n,V), info dict)."
-    prompt = _check_prompt(model, prompt, cfg)
+    prompt = _check_prompt(model, prompt, cfg); kvalid = _check_mask(attention_mask, prompt, cfg.gen_length)
     (B, P), G, Bk, M, eos = prompt.shape, cfg.gen_length, cfg.block_length, model.mask_id, model.eos_id
-    x = torch.cat([prompt, prompt.new_full((B, G), M)], 1)
-    st, ar, tr = _State(x, P, next(model.parameters()).dtype), torch.arange(P + G, device=x.device), ([] if trace else None)
+    off = getattr(model, "token_offset", 0)                # 1 for Dream: the output at position i predicts token i + 1
+    x = torch.cat([prompt, prompt.new_full((B, G + off), M)], 1)                # + off trailing slot(s), never forwarded or attended
+    if off: kvalid = torch.cat([torch.ones_like(x[:, :P + G], dtype=torch.bool) if kvalid is None else kvalid, torch.zeros_like(x[:, :off], dtype=torch.bool)], 1)
+    st, ar, tr = _State(x, P, next(model.parameters()).dtype), torch.arange(P + G + off, device=x.device), ([] if trace else None)
+    st.kvalid, st.off = kvalid, off
     tm = Timer(sync=x.device).start()
     with torch.no_grad():
         if hasattr(model, "fuse"): model.fuse()
@@ -282,7 +302,7 @@ def _decode(model, prompt, cfg, forward, generator=None, trace=False) -> GenResu
                 if trace: tr.append(dict(step=st.step, clock=st.clock, block=b, bstep=bstep, evals=st.evals - ev0,
                                          decoded=sel.nonzero()[:, 1].tolist(), n_held=int(st.blocked.gather(1, pos).sum()), **info))
                 st.step += 1; st.clock += 1; bstep += 1
-    return GenResult(ids=x[:, P:], steps=st.step, token_layer_evals=st.evals, seconds=tm.stop(),
+    return GenResult(ids=x[:, P:P + G], steps=st.step, token_layer_evals=st.evals, seconds=tm.stop(),
                      trace=dict(steps=tr) if trace else None, flops=st.flops)
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #86a9c27c
@@ -301,17 +321,20 @@ def _flops(model, n, m):
     if not hasattr(model, "lm"): return 0.0
     c = model.lm.config; return 2.0 * n * (4 * c.d_model ** 2 + 3 * c.d_model * c.d_ff) + 4.0 * n * m * c.d_model
 
-def _run_layers(model, st, pos, cache=None, after_layer=None):
+def _run_layers(model, st, pos, cache=None, after_layer=None, before_attn=None):
     "Forward tokens at positions pos (B,n) through all layers; returns (final positions, logits)."
-    fast, h, cs_pos = hasattr(model, "qkv"), model.embed(st.x.gather(1, pos)), None
+    fast, h, cs_pos, kvalid = hasattr(model, "qkv"), model.embed(st.x.gather(1, pos)), None, st.kvalid
     for l in range(model.n_layers):
         with _region("attention"):
             if fast:
                 if cs_pos is not pos: cs, cs_pos = model.rope(pos), pos         # RoPE tables once per token set
                 q, k, v = model.qkv(l, h, cs)
             else: q, k, v = model.layer_qkv(l, h, pos)
-            if cache is None: a = model.attend(q, k, v)
-            else: cache.write(l, pos, k, v); a = model.attend(q, cache.k[l], cache.v[l])
+        if before_attn is not None:
+            with _region("importance"): q, k, v, h, pos = before_attn(l, q, k, v, h, pos)   # may drop tokens (Q/K/V modes)
+        with _region("attention"):
+            if cache is None: a = model.attend(q, k, v, **_kv(None if kvalid is None else kvalid.gather(1, pos)))
+            else: cache.write(l, pos, k, v); a = model.attend(q, cache.k[l], cache.v[l], **_kv(kvalid))
             n = h.shape[0] * h.shape[1]
             st.evals += n; st.flops += _flops(model, n, k.shape[2] if cache is None else cache.max_len)   # e_l tokens entered layer l
             if fast: h = model.attn_out(l, h, a)
@@ -322,36 +345,37 @@ def _run_layers(model, st, pos, cache=None, after_layer=None):
     with _region("head"):
         logits = model.head(h)
         if hasattr(model, "lm"): st.flops += 2.0 * h.shape[0] * h.shape[1] * model.lm.config.d_model * model.lm.config.vocab_size
-    return pos, logits
+    return pos + st.off, logits                                                 # the positions these logits predict
 
 def _new_cache(model, B, T):
     c = model.lm.config if hasattr(model, "lm") else model.config
     p = next(model.parameters())
-    return KVCache(model.n_layers, B, c.n_heads, T, c.head_dim, device=p.device, dtype=p.dtype)
+    return KVCache(model.n_layers, B, getattr(c, "n_kv_heads", c.n_heads), T, c.head_dim, device=p.device, dtype=p.dtype)
 
 def _span(st, lo, hi):
     return torch.arange(lo, hi, device=st.x.device).expand(st.x.shape[0], -1)
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #c2656b60
 def generate_vanilla(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, generator: torch.Generator | None = None,
-                     trace: bool = False) -> GenResult:
-    "LLaDA's sampler: full forward at every step, no cache."
+                     trace: bool = False, attention_mask: torch.Tensor | None = None) -> GenResult:
+    "LLaDA's sampler: full forward at every step, no cache; attention_mask (B, P) marks real prompt tokens (left padding)."
     def forward(st, s, e, bstep):
-        pos, logits = _run_layers(model, st, _span(st, 0, st.x.shape[1]))
-        return pos, logits, dict(n_fwd=st.x.shape[1], all_update=True)
-    return _decode(model, prompt_ids, cfg, forward, generator, trace)
+        T = st.x.shape[1] - st.off
+        pos, logits = _run_layers(model, st, _span(st, 0, T))
+        return pos, logits, dict(n_fwd=T, all_update=True)
+    return _decode(model, prompt_ids, cfg, forward, generator, trace, attention_mask)
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #c31589da
 def generate_dual_cache(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, generator: torch.Generator | None = None,
-                        trace: bool = False) -> GenResult:
+                        trace: bool = False, attention_mask: torch.Tensor | None = None) -> GenResult:
     "Fast-dLLM DualCache: full refresh at each block start, block-only forward with cached prefix+suffix K/V otherwise."
     cache = {}
     def forward(st, s, e, bstep):
         if "kv" not in cache: cache["kv"] = _new_cache(model, *st.x.shape)
-        lo, hi = (0, st.x.shape[1]) if bstep == 0 else (s, e)
+        lo, hi = (0, st.x.shape[1] - st.off) if bstep == 0 else (s - st.off, e - st.off)   # Dream (off = 1): predictors of [s, e)
         pos, logits = _run_layers(model, st, _span(st, lo, hi), cache["kv"])
         return pos, logits, dict(n_fwd=hi - lo, all_update=bstep == 0)
-    return _decode(model, prompt_ids, cfg, forward, generator, trace)
+    return _decode(model, prompt_ids, cfg, forward, generator, trace, attention_mask)
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #f57031f0
 def relative_change(h: torch.Tensor, h_prev: torch.Tensor) -> torch.Tensor:
@@ -374,45 +398,63 @@ def importance_score(conf_prev: torch.Tensor, rel_change: torch.Tensor, alpha: f
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #6bd48088
 _QKV = dict(query=0, key=1, value=2)   # index into the layer's (q, k, v)
+_flat = lambda t: t.transpose(1, 2).flatten(2)                                   # (B,H,n,d_h) -> (B,n,H d_h)
 
 def _es_rule(model, st, s, e, bstep, o, cache, hid):
-    "Positions to forward, whether this is an all-update step, and the after_layer hook that drops tokens."
-    T, t = st.x.shape[1], st.clock                                                 # t: the official step_cnt
+    "Positions to forward, whether this is an all-update step, and the hooks that drop tokens (after_layer, before_attn)."
+    T, t, off = st.x.shape[1] - st.off, st.clock, st.off                           # t: the official step_cnt
     if t == 0: lo, hi, full = 0, T, True
-    else:
-        lo, hi = s, e
-        if bstep == 0 and bool(st.last_dec.any()): lo = min(s, int(st.last_dec.float().argmax(1).min()))
-        if t % o["puf"] == 0: lo, hi = 0, (T if o["refresh_suffix"] else e)
+    else:                                                                          # forwarded positions predict [lo + off, hi + off)
+        lo, hi = s - off, e - off
+        if bstep == 0 and bool(st.last_dec.any()): lo = min(s, int(st.last_dec.float().argmax(1).min())) - off
+        if t % o["puf"] == 0: lo, hi = 0, (T if o["refresh_suffix"] else e - off)
         full = t % o["buf"] == 0 or t % o["puf"] == 0
-    N, D = hi - lo, hid[o["skips"][0]].shape[-1] if o["skips"] else 0
+    N = hi - lo
     masked = st.x[:, s:e] == model.mask_id
     leftmost = torch.where(masked.any(1), masked.float().argmax(1) + s, -1)[:, None]          # leftmost masked position
     rec = dict(bonus_held=0)
-    def after_layer(l, h, pos):
+    n_keep = lambda l, n: n if full else min(n, max(int(o["p"][l] * N), min(st.last_cnt + 2, e - s)))   # n_l
+    def rank(cur, prev, pos, n):
+        "Indices of the n tokens with the largest importance I (or n random ones)."
+        if o["selector"] == "random": I = torch.rand(pos.shape, generator=o["gen"], device=pos.device)
+        else:
+            tgt = pos + off                                                        # the position each token's output predicts
+            c = st.conf.gather(1, tgt)
+            I = importance_score(c, relative_change(cur, prev), o["alpha"], tgt == leftmost, st.last_dec.gather(1, tgt))
+            if o["trace"] and o["alpha"] > 0:    # a held EOS may only get the top-2 bonus through a tie at c = 0
+                top = c.topk(min(2, c.shape[1]), dim=1, sorted=False).indices
+                rec["bonus_held"] += int((st.blocked.gather(1, tgt).gather(1, top) & ((c > 0).sum(1, keepdim=True) >= 2)).sum())
+        return I.topk(n, dim=1, sorted=False).indices
+    def after_layer(l, h, pos):                                                    # HiddenState mode: skip at layer l's output
         if l not in hid: return h, pos
-        cur = h if o["mode"] == "hidden" else st.qkv[_QKV[o["mode"]]].transpose(1, 2).flatten(2)   # tracked tensor (B,n,D)
-        n = h.shape[1] if full else min(h.shape[1], max(int(o["p"][l] * N), min(st.last_cnt + 2, e - s)))  # n_l
+        D, n = h.shape[-1], n_keep(l, h.shape[1])
         if n < h.shape[1]:
-            if o["selector"] == "random": I = torch.rand(pos.shape, generator=o["gen"], device=h.device)
-            else:
-                c = st.conf.gather(1, pos)
-                d = relative_change(cur, hid[l].gather(1, pos[..., None].expand(-1, -1, D)))
-                I = importance_score(c, d, o["alpha"], pos == leftmost, st.last_dec.gather(1, pos))
-                if o["trace"] and o["alpha"] > 0:    # a held EOS may only get the top-2 bonus through a tie at c = 0
-                    top = c.topk(min(2, c.shape[1]), dim=1, sorted=False).indices
-                    rec["bonus_held"] += int((st.blocked.gather(1, pos).gather(1, top) & ((c > 0).sum(1, keepdim=True) >= 2)).sum())
-            keep = I.topk(n, dim=1, sorted=False).indices
-            ki = keep[..., None].expand(-1, -1, D)
-            h, pos, cur = h.gather(1, ki), pos.gather(1, keep), None if o["mode"] == "hidden" else cur.gather(1, ki)
-        hid[l].scatter_(1, pos[..., None].expand(-1, -1, D), h if cur is None else cur)                  # tracked tensor at t-1, kept positions only
+            keep = rank(h, hid[l].gather(1, pos[..., None].expand(-1, -1, D)), pos, n)
+            h, pos = h.gather(1, keep[..., None].expand(-1, -1, D)), pos.gather(1, keep)
+        hid[l].scatter_(1, pos[..., None].expand(-1, -1, D), h)                  # h_l^{t-1} at the kept positions only
         return h, pos
-    return lo, hi, full, after_layer, rec
+    def before_attn(l, q, k, v, h, pos):                                           # Q/K/V modes: skip inside layer l, after RoPE
+        if l not in hid: return q, k, v, h, pos
+        n, cur = n_keep(l, h.shape[1]), (q, k, v)[_QKV[o["mode"]]]
+        if n < h.shape[1]:
+            g = pos[:, None, :, None].expand(-1, cur.shape[1], -1, cur.shape[3])
+            prev = hid[l].gather(1, pos[..., None].expand(-1, -1, hid[l].shape[-1])) if o["mode"] == "query" else \
+                   _flat((cache.k if o["mode"] == "key" else cache.v)[l].gather(2, g))           # the K/V cache holds step t-1
+            keep = rank(_flat(cur), prev, pos, n)
+            if hasattr(model, "lm"): st.flops += 2.0 * (h.shape[1] - n) * h.shape[0] * (q.shape[1] + 2 * k.shape[1]) * q.shape[3] * h.shape[-1]   # Q, K, V of the dropped tokens
+            g4 = lambda x: x.gather(2, keep[:, None, :, None].expand(-1, x.shape[1], -1, x.shape[3]))
+            q, k, v, h, pos = g4(q), g4(k), g4(v), h.gather(1, keep[..., None].expand(-1, -1, h.shape[-1])), pos.gather(1, keep)
+        if o["mode"] == "query": hid[l].scatter_(1, pos[..., None].expand(-1, -1, hid[l].shape[-1]), _flat(q))   # query cache
+        return q, k, v, h, pos
+    hidden = o["mode"] == "hidden"
+    return lo, hi, full, (after_layer if hidden else None), (None if hidden else before_attn), rec
+
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #6897e059
 def generate_es(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, schedule: SkipSchedule | None = None,
                 alpha: float = 0.5, mode: str = "hidden", prompt_update_freq: int | None = None,
                 block_update_freq: int | None = None, selector: str = "importance", refresh_suffix: bool = False,
-                generator: torch.Generator | None = None, trace: bool = False) -> GenResult:
+                generator: torch.Generator | None = None, trace: bool = False, attention_mask: torch.Tensor | None = None) -> GenResult:
     "ES-dLLM: DualCache-style block forward whose tokens are early-skipped at the schedule's skip layers; mode: the tensor whose change gives d."
     schedule = SkipSchedule() if schedule is None else schedule
     if not isinstance(schedule, SkipSchedule): raise TypeError("schedule must be a SkipSchedule")
@@ -430,25 +472,28 @@ def generate_es(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, schedule: S
         if not state:
             B, T = st.x.shape; D = model.embed(st.x[:1, :1]).shape[-1]
             state.update(kv=_new_cache(model, B, T), hid={l: st.x.new_zeros(B, T, D, dtype=st.conf.dtype) for l in o["skips"]})
-        lo, hi, full, hook, rec = _es_rule(model, st, s, e, bstep, o, state["kv"], state["hid"])
-        pos, logits = _run_layers(model, st, _span(st, lo, hi), state["kv"], hook)
+        lo, hi, full, after, before, rec = _es_rule(model, st, s, e, bstep, o, state["kv"], state["hid"])
+        pos, logits = _run_layers(model, st, _span(st, lo, hi), state["kv"], after, before)
         return pos, logits, dict(n_fwd=hi - lo, all_update=full, last_cnt=st.last_cnt, lo=lo, hi=hi,
                                  kept=pos[0].tolist() if trace else None, **rec)
-    return _decode(model, prompt_ids, cfg, forward, generator, trace)
+    return _decode(model, prompt_ids, cfg, forward, generator, trace, attention_mask)
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #1e7b9bff
 @torch.no_grad()
 def reference_es_generate(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, schedule: SkipSchedule | None = None,
-                          alpha: float = 0.5, prompt_update_freq: int | None = None, block_update_freq: int | None = None) -> torch.Tensor:
-    "The official ES-dLLM decoding rules restated as one loop (greedy, HiddenState mode); returns the generated ids (B, G)."
+                          alpha: float = 0.5, prompt_update_freq: int | None = None, block_update_freq: int | None = None,
+                          mode: str = "hidden") -> torch.Tensor:
+    "The official ES-dLLM decoding rules restated as one loop (greedy; HiddenState, Key, Value or Query mode); returns the generated ids (B, G)."
     prompt = _check_prompt(model, prompt_ids, cfg); schedule = schedule or SkipSchedule()
+    if mode not in ("hidden", "key", "value", "query"): raise ValueError(f"mode must be 'hidden', 'key', 'value' or 'query', got {mode!r}")
+    if getattr(model, "token_offset", 0): raise ValueError("the reference covers LLaDA-style models (token_offset 0) only")
     if cfg.temperature != 0 or cfg.remasking != "low_confidence": raise ValueError("the reference covers greedy low-confidence decoding only")
     (B, P), G, Bk, M, eos, L = prompt.shape, cfg.gen_length, cfg.block_length, model.mask_id, model.eos_id, model.n_layers
     T, puf, buf = P + G, prompt_update_freq or Bk, block_update_freq or max(1, Bk // 4)
     p = schedule.keep_fractions(L); skip = [p[0] != 1] + [p[i] != p[i - 1] for i in range(1, L)]
     x = torch.cat([prompt, prompt.new_full((B, G), M)], 1)
     conf = torch.zeros(B, T, dtype=next(model.parameters()).dtype, device=x.device)
-    K, V, hid = [None] * L, [None] * L, {}
+    K, V, hid, Qc = [None] * L, [None] * L, {}, {}
     step_cnt, last_cnt, last_tok, left_dec = 0, 0, None, None
     for nb in range(G // Bk):
         s, e = P + nb * Bk, P + (nb + 1) * Bk
@@ -471,10 +516,23 @@ def reference_es_generate(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, s
             h = model.embed(x.gather(1, pos))
             for l in range(L):
                 q, k, v = model.layer_qkv(l, h, pos)
+                if mode != "hidden" and skip[l]:                                # Q/K/V modes: rank after RoPE, before attention
+                    if mode == "query" and l not in Qc: Qc[l] = torch.zeros_like(q[:, :, :1]).expand(-1, -1, T, -1).clone()
+                    if cnt is not None and cnt[l] != pos.shape[1]:
+                        cur = dict(query=q, key=k, value=v)[mode]; src = dict(query=Qc.get(l), key=K[l], value=V[l])[mode]
+                        last = src.take_along_dim(pos[:, None, :, None], 2).transpose(1, 2).flatten(2); cur = cur.transpose(1, 2).flatten(2)
+                        d = (cur - last).abs().mean(-1) / (last.norm(dim=-1) / math.sqrt(cur.shape[-1]) + 1e-6)
+                        d = d / torch.maximum(d.amax(-1, keepdim=True), torch.ones_like(d[:, :1]))
+                        c = conf.take_along_dim(pos, 1); I = c * alpha + d * (1 - alpha)
+                        if alpha > 0: I = I + torch.zeros_like(I).scatter_(1, c.topk(2, dim=-1, sorted=False).indices, 2.0)
+                        keep = (I + const.take_along_dim(pos, 1)).topk(cnt[l], dim=-1, sorted=False).indices
+                        q, k, v = [t.take_along_dim(keep[:, None, :, None], 2) for t in (q, k, v)]
+                        h, pos = h.take_along_dim(keep[..., None], 1), pos.take_along_dim(keep, 1)
+                    if mode == "query": Qc[l].scatter_(2, pos[:, None, :, None].expand_as(q), q)
                 if K[l] is None: K[l], V[l] = k.new_zeros(B, k.shape[1], T, k.shape[3]), v.new_zeros(B, v.shape[1], T, v.shape[3])
                 K[l].scatter_(2, pos[:, None, :, None].expand_as(k), k); V[l].scatter_(2, pos[:, None, :, None].expand_as(v), v)
                 h = model.layer_finish(l, h, model.attend(q, K[l], V[l]))
-                if not skip[l]: continue
+                if mode != "hidden" or not skip[l]: continue
                 if l not in hid: hid[l] = h.new_zeros(B, T, h.shape[-1])
                 if cnt is not None and cnt[l] != pos.shape[1]:
                     last = hid[l].take_along_dim(pos[..., None], 1)
@@ -510,7 +568,7 @@ def reference_es_generate(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, s
     return x[:, P:]
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #e162bcb2
-def _dllm_layer(model, l, h, pos, kv, ac, mc, sel=None, qkv=None):
+def _dllm_layer(model, l, h, pos, kv, ac, mc, sel=None, qkv=None, kvalid=None):
     "One layer; sel (B,m) indices into pos recomputes only those tokens (partial update), else all. Updates caches."
     b, D = model.lm.blocks[l], h.shape[-1]
     q, k, v = qkv if qkv is not None else model.layer_qkv(l, h, pos)
@@ -522,7 +580,7 @@ def _dllm_layer(model, l, h, pos, kv, ac, mc, sel=None, qkv=None):
         pidx = pos_s[:, None, :, None].expand(-1, k.shape[1], -1, k.shape[3])
         kv.k[l].scatter_(2, pidx, k)
     else: pos_s = pos; kv.write(l, pos, k, v)
-    a = b.wo(model.attend(q, kv.k[l], kv.v[l]))                                # attention branch of recomputed tokens
+    a = b.wo(model.attend(q, kv.k[l], kv.v[l], **_kv(kvalid)))                                # attention branch of recomputed tokens
     e = pos_s[..., None].expand(-1, -1, D)
     ac[l].scatter_(1, e, a)
     hp = h + ac[l].gather(1, pos[..., None].expand(-1, -1, D))                  # h' = h + (fresh or cached) W_o a
@@ -538,7 +596,7 @@ def _dllm_partial_flops(model, n_all, m, T):
 
 def generate_dllm_cache(model: TinyMDLM, prompt_ids: torch.Tensor, cfg: SamplerConfig, prompt_interval: int = 100,
                         gen_interval: int = 7, ratio: float = 0.25, generator: torch.Generator | None = None,
-                        trace: bool = False) -> GenResult:
+                        trace: bool = False, attention_mask: torch.Tensor | None = None) -> GenResult:
     "dLLM-Cache: prompt refresh every K_p steps, response refresh every K_r, V-similarity partial updates in between."
     for k, v in dict(prompt_interval=prompt_interval, gen_interval=gen_interval).items():
         if isinstance(v, bool) or not isinstance(v, int) or v < 1: raise ValueError(f"{k} must be a positive int, got {v!r}")
@@ -562,12 +620,23 @@ def generate_dllm_cache(model: TinyMDLM, prompt_ids: torch.Tensor, cfg: SamplerC
                 old = state["kv"].v[l][:, :, P:]
                 sim = F.cosine_similarity(v.transpose(1, 2).flatten(2), old.transpose(1, 2).flatten(2), dim=-1)
                 sel = sim.topk(m, dim=1, largest=False).indices                   # least similar tokens
-            h, n = _dllm_layer(model, l, h, pos, state["kv"], state["ac"], state["mc"], sel, qkv); st.evals += B * n
+            h, n = _dllm_layer(model, l, h, pos, state["kv"], state["ac"], state["mc"], sel, qkv, st.kvalid); st.evals += B * n
             st.flops += _flops(model, B * n, T) if sel is None else _dllm_partial_flops(model, B * pos.shape[1], B * n, T)
         logits = model.head(h); st.flops += 2.0 * B * pos.shape[1] * model.lm.config.d_model * model.lm.config.vocab_size
         if lo == 0: pos, logits = pos[:, P:], logits[:, P:]
         return pos, logits, dict(n_fwd=T - lo, all_update=full_p or full_r)
-    return _decode(model, prompt_ids, cfg, forward, generator, trace)
+    return _decode(model, prompt_ids, cfg, forward, generator, trace, attention_mask)
+
+# %% ../nbs/04_es_dllm/04a_method.ipynb #b2c3d4e5
+def pad_prompts(prompts, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    "Left-pad 1-D integer prompts of different lengths: ids (B, P_max) and attention_mask (B, P_max), True = real token."
+    if not len(prompts): raise ValueError("need at least one prompt")
+    ps = [torch.as_tensor(p) for p in prompts]
+    if any(p.dim() != 1 or len(p) == 0 or p.is_floating_point() for p in ps): raise ValueError("each prompt must be a non-empty 1-D integer tensor")
+    Pm = max(len(p) for p in ps)
+    ids, m = torch.full((len(ps), Pm), pad_id, dtype=torch.long), torch.zeros(len(ps), Pm, dtype=torch.bool)
+    for i, p in enumerate(ps): ids[i, Pm - len(p):], m[i, Pm - len(p):] = p.long(), True
+    return ids, m
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #e76c98d0
 def redundancy_stats(model, prompt_ids: torch.Tensor, cfg: SamplerConfig) -> dict:
@@ -687,4 +756,100 @@ def load_llada(path, dtype: torch.dtype = torch.float32, device="auto", mask_id:
         if tuple(w[theirs].shape) != tuple(sd[ours].shape): raise ValueError(f"tensor {theirs}: shape {tuple(w[theirs].shape)}, config implies {tuple(sd[ours].shape)}")
         new[ours] = w[theirs]
     model.lm.load_state_dict(new)
+    return model.to(device=get_device(device), dtype=dtype).eval()
+
+# %% ../nbs/04_es_dllm/04a_method.ipynb #e5f6a7b8
+@dataclass
+class DreamConfig:
+    """Sizes of a Dream-style (Qwen2 layout) network.
+
+    vocab_size: V; d_model: D; n_layers: L; n_heads: H query heads; n_kv_heads: key/value heads (divides H); d_ff: SwiGLU
+    width; max_len: longest sequence; rope_base: RoPE base; norm_eps: RMSNorm epsilon."""
+    vocab_size: int; d_model: int; n_layers: int; n_heads: int; n_kv_heads: int; d_ff: int
+    max_len: int = 4096; rope_base: float = 1e6; norm_eps: float = 1e-6
+    def __post_init__(self):
+        if self.d_model % self.n_heads or self.n_heads % self.n_kv_heads: raise ValueError(
+            f"need n_heads | d_model and n_kv_heads | n_heads, got d_model={self.d_model}, n_heads={self.n_heads}, n_kv_heads={self.n_kv_heads}")
+    head_dim = property(lambda self: self.d_model // self.n_heads)
+
+class DreamMDLM(nn.Module):
+    """A Dream-style masked-diffusion LM with the per-layer API the samplers use; its output at position i predicts token i+1.
+
+    config: a `DreamConfig`; mask_id, eos_id: ids of the mask and EOS tokens."""
+    token_offset = 1
+    def __init__(self, config: DreamConfig,   # sizes
+                 mask_id: int,                  # id of the mask token
+                 eos_id: int):                  # id of EOS
+        super().__init__()
+        c, D, dh = config, config.d_model, config.head_dim
+        self.config, self.mask_id, self.eos_id = c, mask_id, eos_id
+        self.embed_tokens = nn.Embedding(c.vocab_size, D)
+        lin = lambda i, o, b=False: nn.Linear(i, o, bias=b)
+        self.layers = nn.ModuleList([nn.ModuleDict(dict(attn_norm=RMSNorm(D, c.norm_eps), wq=lin(D, c.n_heads * dh, True), wk=lin(D, c.n_kv_heads * dh, True),
+            wv=lin(D, c.n_kv_heads * dh, True), wo=lin(c.n_heads * dh, D), mlp_norm=RMSNorm(D, c.norm_eps), w1=lin(D, c.d_ff), w3=lin(D, c.d_ff),
+            w2=lin(c.d_ff, D))) for _ in range(c.n_layers)])
+        self.norm, self.lm_head = RMSNorm(D, c.norm_eps), lin(D, c.vocab_size)
+        cos, sin = rope_table(c.max_len, dh, c.rope_base)
+        self.register_buffer("rope_cos", cos, persistent=False); self.register_buffer("rope_sin", sin, persistent=False)
+    n_layers = property(lambda self: self.config.n_layers)
+    max_len = property(lambda self: self.config.max_len)
+
+# %% ../nbs/04_es_dllm/04a_method.ipynb #f6a7b8c9
+def _dream_embed(self, ids): return self.embed_tokens(ids)
+def _dream_qkv(self, l, h, pos):
+    "q (B,H,n,d_h), k, v (B,H_kv,n,d_h) of layer l; RoPE (rotate-half pairs, as Qwen2) on q and k."
+    b, c, (B, n) = self.layers[l], self.config, h.shape[:2]
+    x = b["attn_norm"](h); sh = lambda t, H: t.view(B, n, H, c.head_dim).transpose(1, 2)
+    cos, sin = self.rope_cos[pos][:, None].to(h.dtype), self.rope_sin[pos][:, None].to(h.dtype)
+    return apply_rope(sh(b["wq"](x), c.n_heads), cos, sin), apply_rope(sh(b["wk"](x), c.n_kv_heads), cos, sin), sh(b["wv"](x), c.n_kv_heads)
+def _dream_attend(self, q, k, v, k_valid=None, causal=False):
+    "softmax(q k^T / sqrt(d_h)) v with each key/value head shared by H/H_kv query heads; k_valid (B,m) masks keys."
+    g = q.shape[1] // k.shape[1]; k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+    mask = None if k_valid is None else k_valid[:, None, None, :]
+    if causal: mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device).tril()[None, None]
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask).transpose(1, 2).flatten(2)
+def _dream_finish(self, l, h, a):
+    b = self.layers[l]; h = h + b["wo"](a)                                     # h' = h + W_o a
+    x = b["mlp_norm"](h); return h + b["w2"](F.silu(b["w1"](x)) * b["w3"](x))   # h_l = h' + SwiGLU(RMSNorm(h'))
+def _dream_head(self, h): return self.lm_head(self.norm(h))
+def _dream_forward(self, ids, causal: bool = False):
+    "Logits (B,T,V) of the whole sequence, unshifted (row i predicts token i+1); causal=True only to compare with Qwen2."
+    pos, h = torch.arange(ids.shape[1], device=ids.device).expand(ids.shape[0], -1), self.embed(ids)
+    for l in range(self.n_layers):
+        q, k, v = self.layer_qkv(l, h, pos); h = self.layer_finish(l, h, self.attend(q, k, v, causal=causal))
+    return self.head(h)
+DreamMDLM.embed, DreamMDLM.layer_qkv, DreamMDLM.attend, DreamMDLM.layer_finish, DreamMDLM.head, DreamMDLM.forward = \
+    _dream_embed, _dream_qkv, _dream_attend, _dream_finish, _dream_head, _dream_forward
+
+# %% ../nbs/04_es_dllm/04a_method.ipynb #a7b8c9d0
+_DREAM_BLOCK = {"attn_norm": "input_layernorm", "wq": "self_attn.q_proj", "wk": "self_attn.k_proj", "wv": "self_attn.v_proj",
+                "wo": "self_attn.o_proj", "mlp_norm": "post_attention_layernorm", "w1": "mlp.gate_proj", "w3": "mlp.up_proj", "w2": "mlp.down_proj"}
+
+def load_dream(path, dtype: torch.dtype = torch.float32, device="auto", mask_id: int | None = None, eos_id: int | None = None) -> DreamMDLM:
+    "Load a local Dream checkpoint dir (config.json + *.safetensors, Qwen2 tensor names) as a DreamMDLM (mask 151666 / EOS 151643 by default)."
+    import json, pathlib
+    p = pathlib.Path(path)
+    if not (p / "config.json").is_file(): raise ValueError(f"{p} has no config.json (need a local Dream checkpoint directory)")
+    shards = sorted(p.glob("*.safetensors"))
+    if not shards: raise ValueError(f"{p} has no *.safetensors shards")
+    c = json.loads((p / "config.json").read_text())
+    rope = c.get("rope_theta") or (c.get("rope_parameters") or {}).get("rope_theta", 1e6)
+    dc = DreamConfig(vocab_size=c["vocab_size"], d_model=c["hidden_size"], n_layers=c["num_hidden_layers"], n_heads=c["num_attention_heads"],
+                     n_kv_heads=c.get("num_key_value_heads", c["num_attention_heads"]), d_ff=c["intermediate_size"],
+                     max_len=c.get("max_position_embeddings", 4096), rope_base=float(rope), norm_eps=float(c.get("rms_norm_eps", 1e-6)))
+    model = DreamMDLM(dc, mask_id if mask_id is not None else c.get("mask_token_id", 151666), eos_id if eos_id is not None else c.get("eos_token_id", 151643))
+    w = {}
+    for s in shards: w.update(_read_safetensors(s))
+    names = {"embed_tokens.weight": "model.embed_tokens.weight", "norm.weight": "model.norm.weight", "lm_head.weight": "lm_head.weight"}
+    for i in range(dc.n_layers):
+        for ours, theirs in _DREAM_BLOCK.items():
+            for kind in ("weight", "bias") if ours in ("wq", "wk", "wv") else ("weight",):
+                names[f"layers.{i}.{ours}.{kind}"] = f"model.layers.{i}.{theirs}.{kind}"
+    if "lm_head.weight" not in w or c.get("tie_word_embeddings", False): names["lm_head.weight"] = "model.embed_tokens.weight"   # tied head
+    sd, new = model.state_dict(), {}
+    for ours, theirs in names.items():
+        if theirs not in w: raise ValueError(f"checkpoint lacks tensor {theirs}")
+        if tuple(w[theirs].shape) != tuple(sd[ours].shape): raise ValueError(f"tensor {theirs}: shape {tuple(w[theirs].shape)}, config implies {tuple(sd[ours].shape)}")
+        new[ours] = w[theirs]
+    model.load_state_dict(new)
     return model.to(device=get_device(device), dtype=dtype).eval()

@@ -23,8 +23,8 @@ __all__ = ['MOVES', 'BEHAVIORS', 'DECODER_TYPES', 'BACKENDS', 'BASELINES', 'OFFI
            'hf_gpt2_state_dict', 'SICQLTransformer', 'expectile_loss', 'awr_weights', 'bc_loss', 'SICQLConfig',
            'sicql_losses', 'polyak_update', 'DPTModel', 'SICQLTrainer', 'PromptAgent', 'evaluate_online',
            'evaluate_offline', 'normalized_returns', 'PromptDT', 'returns_to_go', 'PromptDTAgent', 'ADModel', 'ADAgent',
-           'collect_learning_histories', 'BaselineConfig', 'train_prompt_dt', 'train_ad', 'train_baseline', 'value_map',
-           'task_probe', 'save_sicql_pickle', 'load_sicql_pickle']
+           'collect_learning_histories', 'BaselineConfig', 'train_prompt_dt', 'train_ad', 'train_baseline',
+           'optimal_action_score', 'select_lr', 'value_map', 'task_probe', 'save_sicql_pickle', 'load_sicql_pickle']
 
 # %% ../nbs/13_sicql/13a_method.ipynb #1258ffc2
 MOVES = np.array([[1, 0], [-1, 0], [0, 1], [0, -1], [0, 0]])   # +x, -x, +y, -y, stay
@@ -632,13 +632,14 @@ class PromptAgent:
 SICQLTransformer.agent = lambda self, encoder=None, sample=True, generator=None: PromptAgent(self, encoder, sample, generator)
 
 # %% ../nbs/13_sicql/13a_method.ipynb #adf0318b
-def evaluate_online(model, encoder, env_fn, goals, n_episodes: int, sample: bool = True, seed: int = 0, first_prompt: dict | None = None) -> np.ndarray:
-    "Online in-context RL on each goal: episode e's prompt is the agent's own episode e-1. Returns returns (goals, episodes)."
+def evaluate_online(model, encoder, env_fn, goals, n_episodes: int, sample: bool = True, seed: int = 0, first_prompt: dict | None = None,
+                    return_trajs: bool = False) -> np.ndarray:
+    "Online in-context RL on each goal: episode e's prompt is the agent's own episode e-1. Returns (goals, episodes) returns [, episodes]."
     n_episodes = _int("n_episodes", n_episodes, 1)
     if not len(goals): raise ValueError("goals must be non-empty")
     envs = [env_fn(g) for g in goals]; G = len(envs)
     if hasattr(model, "state_dim") and envs[0].state_dim != model.state_dim: raise ValueError(f"env state_dim={envs[0].state_dim} differs from the model's {model.state_dim}")
-    agent, rets, prev = model.agent(encoder, sample, torch.Generator().manual_seed(seed)), np.zeros((G, n_episodes)), first_prompt
+    agent, rets, prev, eps = model.agent(encoder, sample, torch.Generator().manual_seed(seed)), np.zeros((G, n_episodes)), first_prompt, []
     for e in range(n_episodes):
         obs = np.stack([env.reset()[0] for env in envs]); agent.begin(G, prev); buf = dict(states=[], actions=[], rewards=[], next_states=[]); t, done = 0, False
         while not done:
@@ -646,8 +647,8 @@ def evaluate_online(model, encoder, env_fn, goals, n_episodes: int, sample: bool
             obs2, r = np.stack([x[0] for x in res]), np.array([x[1] for x in res], dtype=np.float32); agent.observe(obs, a, r, obs2)
             for k, v in zip(buf, (obs, a, r, obs2)): buf[k].append(v)
             obs, t, done = obs2, t + 1, all(x[2] or x[3] for x in res)
-        prev = {k: np.stack(v, 1) for k, v in buf.items()}; rets[:, e] = prev["rewards"].sum(1)
-    return rets
+        prev = {k: np.stack(v, 1) for k, v in buf.items()}; rets[:, e] = prev["rewards"].sum(1); eps.append(prev)
+    return (rets, eps) if return_trajs else rets
 
 def evaluate_offline(model, encoder, env_fn, goals, prompt_trajs: dict, sample: bool = True, seed: int = 0) -> np.ndarray:
     "One episode per goal with the prompt built from a given trajectory of that goal (dict of (G, H, .) arrays). Returns (goals,)."
@@ -834,6 +835,52 @@ def train_baseline(name: str, data, cfg, seed: int = 0, device="cpu", verbose: b
     trn = SICQLTrainer(seed, device, verbose)
     m = trn.fit(data, None, replace(cfg, use_value=False, labels="optimal" if name == "DPT-oracle" else "behavior"), desc=name)
     return m, trn.history
+
+# %% ../nbs/13_sicql/13a_method.ipynb #3a09311d
+@torch.no_grad()
+def _policy_outputs(model, encoder, data: MultiTaskDataset, batch: int = 1024) -> torch.Tensor:
+    "Policy outputs (M * n * H, A) at every state of data; prompt = context trajectory (j mod n_ctx) of the same task."
+    (M, n, H), nc = data.rewards.shape, data.ctx_rewards.shape[1]; dev = model.norm.mu.device
+    row = torch.arange(M * n); ctx = (row // n) * nc + row % n % nc                    # the context trajectory of each training trajectory
+    if isinstance(model, PromptDT):
+        R = torch.as_tensor(returns_to_go(data.rewards) / model.return_scale, device=dev).view(M * n, H)
+        S_ = torch.as_tensor(data.states, device=dev).view(M * n, H, -1); out = torch.zeros(M * n, H, model.action_dim, device=dev)
+        A_ = action_input(torch.as_tensor(data.actions), model.action_dim, model.discrete, model.max_action).to(dev).view(M * n, H, -1)
+        Pp = {k: v[ctx.to(dev)] for k, v in _dt_prompt(model, context_trajs(data), M * nc).items()}
+        for st in sorted(set(range(0, H - model.K + 1, model.K)) | {H - model.K}):           # K-step windows covering 0..H-1
+            sl = slice(st, st + model.K); t = torch.arange(st, st + model.K, device=dev).expand(M * n, -1)
+            out[:, sl] = model(Pp, dict(R=R[:, sl], s=S_[:, sl], a=A_[:, sl], t=t))
+        return out.reshape(M * n * H, -1)
+    P = model.make_prompts(context_trajs(data), encoder).to(dev)[ctx.to(dev)]                   # (M n, H, C): one prompt per trajectory
+    s = torch.as_tensor(data.transitions["states"], dtype=torch.float32, device=dev); tj = torch.arange(len(s), device=dev) // H
+    return torch.cat([model.policy(model.hidden(model.query(s[i : i + batch]), P[tj[i : i + batch]])[:, -1]) for i in range(0, len(s), batch)])
+
+# %% ../nbs/13_sicql/13a_method.ipynb #e3008641
+def optimal_action_score(model, encoder, data: MultiTaskDataset, env_fn=None) -> float:
+    "Held-out selection score: mean pi(A*(s) | s, P) over the states of data (discrete), or -mean ||pi - a*||^2 / a_max^2 (continuous)."
+    if not data.has_oracle: raise ValueError("optimal_action_score needs oracle actions; this dataset has none")
+    out = _policy_outputs(model, encoder, data).cpu(); tr = data.transitions
+    if not data.discrete:                                                           # -||pi(s|P) - a*(s)||^2 / a_max^2
+        return float(-((out - torch.as_tensor(tr["opt_actions"], dtype=torch.float32)) ** 2).sum(-1).mean() / data.max_action ** 2)
+    mask = F.one_hot(torch.as_tensor(tr["opt_actions"]).long(), data.action_dim).bool()
+    if env_fn is not None:                                                          # every optimal action of the state, A*(s)
+        envs = [env_fn(g) for g in data.goals]
+        mask = torch.zeros_like(mask)
+        for i, (s, k) in enumerate(zip(tr["states"].astype(int), tr["task"])): mask[i, envs[k].optimal_actions(s)] = True
+    return float((torch.softmax(out.float(), -1) * mask).sum(-1).mean())            # pi(A*(s) | s, P)
+
+# %% ../nbs/13_sicql/13a_method.ipynb #fb0e51b9
+def select_lr(score, grid, max_extend: int = 2) -> tuple[float, dict]:
+    "argmax of score(lr) over a geometric grid, extended past an edge while the best value sits on it (at most max_extend times)."
+    grid = sorted(float(x) for x in grid)
+    if len(grid) < 3 or grid[0] <= 0: raise ValueError(f"grid needs >= 3 positive learning rates, got {grid}")
+    res = {lr: float(score(lr)) for lr in grid}
+    for _ in range(max_extend + 1):
+        lrs = sorted(res); best = max(lrs, key=res.get)
+        if lrs[0] < best < lrs[-1]: break
+        new = lrs[0] / (lrs[2] / lrs[1]) if best == lrs[0] else lrs[-1] * (lrs[-2] / lrs[-3])     # one more step of the ladder
+        if len(res) - len(grid) < max_extend: res[float(f"{new:.2g}")] = float(score(float(f"{new:.2g}")))
+    return best, dict(sorted(res.items()))
 
 # %% ../nbs/13_sicql/13a_method.ipynb #1e8f83a4
 @torch.no_grad()

@@ -4,7 +4,7 @@
 
 # %% ../nbs/18_ref_judge/18a_method.ipynb #6c3ab4cd
 from __future__ import annotations
-import copy, importlib.util, json, math, re
+import copy, importlib.util, inspect, json, math, re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
@@ -17,12 +17,13 @@ from .core.train import History, fit, sgd_step
 from .models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer
 
 # %% auto #0
-__all__ = ['GENERATORS', 'PAIR_KINDS', 'LM_MODES', 'HAS_HF', 'TEMPLATES', 'Prompt', 'Pair', 'RubricWorld', 'chunks',
-           'context_ids', 'seq_logprob', 'pretrain_lm', 'sft', 'sample_responses', 'Judge', 'LMJudge', 'LexicalJudge',
-           'OracleJudge', 'RewardModel', 'RewardModelJudge', 'bt_loss', 'train_reward_model', 'swap_consistent',
-           'pairwise_verdicts', 'AccuracyReport', 'judge_accuracy', 'PrefPair', 'build_preference_pairs', 'dpo_loss',
-           'dpo', 'evaluate_policy', 'judge_prompt', 'parse_verdict', 'HFPairwiseJudge', 'make_standin_lm',
-           'load_pairwise_jsonl', 'hf_preference_pairs', 'hf_seq_logprob', 'hf_dpo']
+__all__ = ['GENERATORS', 'PAIR_KINDS', 'LM_MODES', 'MULTI_VOTES', 'HAS_HF', 'TEMPLATES', 'Prompt', 'Pair', 'RubricWorld',
+           'chunks', 'context_ids', 'seq_logprob', 'pretrain_lm', 'sft', 'sample_responses', 'Judge', 'LMJudge',
+           'LexicalJudge', 'OracleJudge', 'RewardModel', 'RewardModelJudge', 'bt_loss', 'train_reward_model',
+           'swap_consistent', 'pairwise_verdicts', 'AccuracyReport', 'judge_accuracy', 'MultiRefJudge', 'FallbackJudge',
+           'PrefPair', 'build_preference_pairs', 'dpo_loss', 'dpo', 'evaluate_policy', 'judge_prompt', 'parse_verdict',
+           'HFPairwiseJudge', 'make_standin_lm', 'load_pairwise', 'load_pairwise_jsonl', 'hf_judge_accuracy',
+           'hf_preference_pairs', 'hf_seq_logprob', 'hf_dpo']
 
 # %% ../nbs/18_ref_judge/18a_method.ipynb #a54ab922
 GENERATORS = dict(                       # ranks: P(rank 1..4, junk) per chunk; extra: P(one junk chunk appended); drop: P(one chunk dropped)
@@ -304,7 +305,10 @@ def _check_refs(judge, prompts, responses, references):
 LM_MODES = ("free", "ref", "match")
 
 class LMJudge:
-    "Likelihood judge on a frozen LM M: free s0 = log p(y EOS | x RESP)/|y EOS|; ref s1 = same given `x REF r RESP`; match s2 = s1 - s0."
+    """Likelihood judge on a frozen LM M: free s0 = log p(y EOS | x RESP)/|y EOS|; ref s1 = same given `x REF r RESP`; match s2 = s1 - s0.
+
+    lm: the frozen judge LM M. world: the RubricWorld that formats contexts. mode: "free", "ref" or "match".
+    batch_size: responses scored per forward pass."""
     def __init__(self, lm: TinyLM, world: RubricWorld, mode: str = "ref", batch_size: int = 512):
         if mode not in LM_MODES: raise ValueError(f"mode must be one of {LM_MODES}, got {mode!r}")
         self.lm, self.world, self.mode, self.batch_size = lm, world, mode, batch_size
@@ -337,7 +341,7 @@ class LexicalJudge:
         return torch.tensor([f1(y, r) for y, r in zip(responses, references)], dtype=torch.float64)
 
 class OracleJudge:
-    "The hidden quality Q itself: the ceiling of every judge."
+    "The hidden quality Q itself: the ceiling of every judge. world: the RubricWorld whose Q scores the responses."
     needs_reference = False
     def __init__(self, world: RubricWorld): self.world = world
     def score(self, prompts, responses, references=None):
@@ -346,7 +350,7 @@ class OracleJudge:
 
 # %% ../nbs/18_ref_judge/18a_method.ipynb #52fd67ec
 class RewardModel(nn.Module):
-    "A TinyLM backbone with a scalar head on the final hidden state at EOS: r(x, y)."
+    "A TinyLM backbone with a scalar head on the final hidden state at EOS: r(x, y). config: the backbone's TinyLMConfig; seed: init seed."
     def __init__(self, config: TinyLMConfig, seed: int = 0):
         super().__init__(); self.lm = TinyLM(config, seed=seed)
         with seeded(seed + 1): self.head = nn.Linear(config.d_model, 1)
@@ -359,7 +363,7 @@ class RewardModel(nn.Module):
         return self.head(self.lm.norm(hs[-1][torch.arange(len(seqs), device=dev), last]))[:, 0]   # r(x, y) at EOS
 
 class RewardModelJudge:
-    "Scores with a trained Bradley-Terry reward model (the ArmoRM analogue)."
+    "Scores with a trained Bradley-Terry reward model (the ArmoRM analogue). rm: the RewardModel; world: its RubricWorld; batch_size: rows per forward."
     needs_reference = False
     def __init__(self, rm: RewardModel, world: RubricWorld, batch_size: int = 512): self.rm, self.world, self.batch_size = rm.eval(), world, batch_size
     @torch.no_grad()
@@ -404,7 +408,7 @@ def pairwise_verdicts(judge, pairs: list[Pair], references: list[tuple] | None =
     ps, a, b = [p.prompt for p in pairs], [p.a for p in pairs], [p.b for p in pairs]
     sgn = lambda d: torch.where(d.abs() <= tie_eps, 0, torch.sign(d)).long()
     v1 = sgn(_compare(judge, ps, a, b, references))                  # a in the first seat
-    if not swap or not hasattr(judge, "compare"): return v1      # a score difference is antisymmetric: swapping cannot change it
+    if not swap or not hasattr(judge, "compare") or getattr(judge, "antisymmetric", False): return v1   # antisymmetric: swapping cannot change it
     v2 = -sgn(_compare(judge, ps, b, a, references))                 # seats swapped, read back as "a better"
     return swap_consistent(v1, v2)
 
@@ -424,6 +428,61 @@ def judge_accuracy(judge, pairs: list[Pair], references: list[tuple] | None = No
     y = torch.tensor([1 if p.qa > p.qb else -1 for p in pairs])
     s = ((v == y).double() + 0.5 * (v == 0).double()).numpy()
     acc = float(s.mean()); return AccuracyReport(acc, float(1.96 * s.std(ddof=0) / math.sqrt(len(s))), float((v == 0).double().mean()), len(s))
+
+# %% ../nbs/18_ref_judge/18a_method.ipynb #6b85a69f
+MULTI_VOTES = ("mean", "majority")
+
+class MultiRefJudge:
+    """Several references per prompt: `mean` averages a reference-guided judge's scores over them, `majority` takes a vote.
+
+    judge: a reference-guided judge (needs_reference=True) scored once per reference.
+    vote: "mean" (scores, usable for ranking) or "majority" (pairwise votes only).
+    tie_eps: a per-reference score gap at most this is no vote."""
+    needs_reference, antisymmetric = True, True
+    def __init__(self, judge, vote: str = "mean", tie_eps: float = 1e-6):
+        if not getattr(judge, "needs_reference", False): raise ValueError(f"judge must be reference-guided (needs_reference=True), got {type(judge).__name__}")
+        if vote not in MULTI_VOTES: raise ValueError(f"vote must be one of {MULTI_VOTES}, got {vote!r}")
+        if not tie_eps >= 0: raise ValueError(f"tie_eps must be >= 0, got {tie_eps!r}")
+        self.judge, self.vote, self.tie_eps = judge, vote, tie_eps
+        if vote == "majority": self.compare = self._majority          # pairwise_verdicts uses compare when a judge has one
+    def _per_ref(self, prompts, responses, references):
+        "Row index i and the base score s(y_i | r_ij) for every (prompt, reference) pair, in one call of the base judge."
+        _check_refs(self, prompts, responses, references)
+        for i, rs in enumerate(references):
+            if not isinstance(rs, (list, tuple)) or not rs or not all(isinstance(r, (list, tuple)) for r in rs):
+                raise ValueError(f"references[{i}] must be a non-empty list of references (token tuples), got {rs!r}")
+        idx = [i for i, rs in enumerate(references) for _ in rs]
+        s = self.judge.score([prompts[i] for i in idx], [responses[i] for i in idx], [r for rs in references for r in rs])
+        return torch.tensor(idx), s.double()
+    def score(self, prompts, responses, references=None):
+        "Mean over the references: s(y) = (1/m) sum_j s(y | r_j)."
+        if self.vote != "mean": raise ValueError("vote='majority' is a pairwise rule (use pairwise_verdicts); vote='mean' gives scores")
+        idx, s = self._per_ref(prompts, responses, references); n = len(prompts)
+        return torch.zeros(n, dtype=torch.float64).index_add_(0, idx, s) / torch.bincount(idx, minlength=n).double()
+    def _majority(self, prompts, a, b, references=None):
+        "Net votes for the first response: d = sum_j sign(s(a | r_j) - s(b | r_j))."
+        idx, sa = self._per_ref(prompts, a, references); _, sb = self._per_ref(prompts, b, references)
+        d = sa - sb; v = torch.where(d.abs() <= self.tie_eps, 0.0, torch.sign(d))
+        return torch.zeros(len(prompts), dtype=torch.float64).index_add_(0, idx, v)
+
+class FallbackJudge:
+    """A reference-guided judge where a prompt has a reference, a reference-free one where its reference is None.
+
+    judge: the reference-guided judge. fallback: a reference-free judge (needs_reference=False)."""
+    needs_reference = True
+    def __init__(self, judge, fallback):
+        if not getattr(judge, "needs_reference", False): raise ValueError("judge must be reference-guided (needs_reference=True)")
+        if getattr(fallback, "needs_reference", True): raise ValueError("fallback must be reference-free (needs_reference=False)")
+        self.judge, self.fallback = judge, fallback
+    def score(self, prompts, responses, references=None):
+        _check_prompts(prompts)
+        if references is None or len(references) != len(prompts) or len(responses) != len(prompts):
+            raise ValueError(f"need one response and one reference (or None) per prompt: {len(prompts)} prompts")
+        out = torch.zeros(len(prompts), dtype=torch.float64)
+        for has, J in ((True, self.judge), (False, self.fallback)):
+            i = [k for k, r in enumerate(references) if (r is not None) == has]
+            if i: out[i] = J.score([prompts[k] for k in i], [responses[k] for k in i], [references[k] for k in i] if has else None).double()
+        return out
 
 # %% ../nbs/18_ref_judge/18a_method.ipynb #1e980980
 @dataclass(frozen=True)
@@ -475,10 +534,11 @@ def dpo(policy: TinyLM, ref_policy: TinyLM, world: RubricWorld, pairs: list[Pref
     def logp(m, ps): 
         ctx = [context_ids(world, p.prompt) for p in ps] * 2
         return seq_logprob(m, ctx, [list(p.chosen) + [eos] for p in ps] + [list(p.rejected) + [eos] for p in ps])[0].chunk(2)
+    with torch.no_grad(): RW, RL = (torch.cat(t) for t in zip(*(logp(ref_policy, pairs[k:k + 256]) for k in range(0, len(pairs), 256))))   # log pi_ref, once per pair
     policy.train()
     def step(i):
-        ps = [pairs[j] for j in order[i * batch:(i + 1) * batch]]
-        with torch.no_grad(): rw, rl = logp(ref_policy, ps)
+        j = order[i * batch:(i + 1) * batch]; ps = [pairs[k] for k in j]
+        rw, rl = RW[torch.as_tensor(j, device=RW.device)], RL[torch.as_tensor(j, device=RL.device)]
         pw, pl = logp(policy, ps); marg = beta * ((pw - rw) - (pl - rl)).detach()
         return dict(loss=sgd_step(policy, opt, dpo_loss(pw, pl, rw, rl, beta), clip=1.0), margin=marg.mean().item(), reward_acc=(marg > 0).float().mean().item())
     h = fit(step, math.ceil(len(order) / batch), log_every=1, desc="dpo", verbose=False); policy.eval()
@@ -564,7 +624,12 @@ def _as_prompt(tok, text: str, chat: bool) -> list[int]:
 _SIGN = dict(a=1, b=-1, tie=0)
 
 class HFPairwiseJudge:
-    "A pairwise LLM judge: template prompt, greedy answer parsed for 'Output (a)'/'(b)', else the two answer tokens' logits."
+    """A pairwise LLM judge: template prompt, greedy answer parsed for 'Output (a)'/'(b)', else the two answer tokens' logits.
+
+    model: a Hugging Face causal LM (or any module returning `.logits`). tokenizer: its tokenizer.
+    template: one of TEMPLATES (free, naive_ref, refeval, refmatch). swap: judge both seat orders, inconsistent -> tie.
+    strict: raise on an unparseable answer instead of reading the logits. max_new_tokens: greedy answer length.
+    tie_eps: logit gap at most this is a tie. chat: use the tokenizer's chat template (None: when it has one)."""
     def __init__(self, model, tokenizer, template: str = "refeval", swap: bool = True, strict: bool = False,
                  max_new_tokens: int = 8, tie_eps: float = 1e-6, chat: bool | None = None):
         if template not in TEMPLATES: raise ValueError(f"template must be one of {sorted(TEMPLATES)}, got {template!r}")
@@ -626,44 +691,140 @@ def make_standin_lm(path, texts: Sequence[str], seed: int = 0, hidden: int = 16,
     model.eval().save_pretrained(path); tok.save_pretrained(path)
     return path
 
+# %% ../nbs/18_ref_judge/18a_method.ipynb #ee112d7e
+def _common_prefix(seqs) -> int:
+    "Length of the longest token prefix all id lists share."
+    n = min(map(len, seqs))
+    for j in range(n):
+        if any(s[j] != seqs[0][j] for s in seqs): return j
+    return n
+
+def _cache_name(model) -> str:
+    "The forward keyword (and output field) of the KV cache: `cache` in recent transformers, `past_key_values` before."
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+@torch.no_grad()
+def _prefix_cache(model, ids: list[int]):
+    "The KV cache of one token prefix (batch 1)."
+    out = model(input_ids=torch.tensor([ids], device=next(model.parameters()).device), use_cache=True)
+    return getattr(out, _cache_name(model))
+
+@torch.no_grad()
+def _batch_next_logits(self, seqs, cache=None, n_prefix: int = 0):
+    "Next-token logits after each id list, in one forward: right-padded tails after a prefix whose KV cache is `cache`."
+    dev = next(self.model.parameters()).device; tails = [s[n_prefix:] for s in seqs]; L = max(map(len, tails))
+    pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
+    ids = torch.tensor([t + [pad] * (L - len(t)) for t in tails], device=dev)     # right padding: a causal row never sees its pads
+    kw = {}
+    if cache is not None:
+        c = copy.deepcopy(cache); c.batch_repeat_interleave(len(seqs)); kw = {_cache_name(self.model): c, "use_cache": True}
+    lg = self.model(input_ids=ids, **kw).logits
+    return lg[torch.arange(len(seqs), device=dev), torch.tensor([len(t) - 1 for t in tails], device=dev)].float()
+
+def _seat_verdicts(self, seats: list[tuple], batch_size: int = 8, prefix_cache: bool = True) -> list[tuple[str, str]]:
+    "seat_verdict for many (instruction, output_a, output_b, reference) seats, batch_size rows per forward, the common prefix cached."
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1: raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    if not seats: raise ValueError("seats must be a non-empty list of (instruction, output_a, output_b, reference)")
+    seqs = [_as_prompt(self.tok, judge_prompt(self.template, *s), self.chat) for s in seats]
+    n0, cache = (min(_common_prefix(seqs), min(map(len, seqs)) - 1) if prefix_cache else 0), None
+    if n0 > 0: cache = _prefix_cache(self.model, seqs[0][:n0])
+    nl = lambda ss: torch.cat([self._batch_next_logits(ss[i:i + batch_size], cache, n0) for i in range(0, len(ss), batch_size)])
+    gen, out, live = [[] for _ in seqs], [None] * len(seqs), list(range(len(seqs)))
+    for _ in range(self.max_new_tokens):                             # greedy answers of the rows still without a verdict
+        if not live: break
+        nxt = []
+        for i, t in zip(live, nl([seqs[i] + gen[i] for i in live]).argmax(-1).tolist()):
+            if t == self.tok.eos_token_id: continue
+            gen[i].append(t)
+            if (v := parse_verdict(self.tok.decode(gen[i]))): out[i] = (v, "parsed")
+            else: nxt.append(i)
+        live = nxt
+    rest = [i for i, o in enumerate(out) if o is None]
+    if rest and self.strict: raise ValueError(f"unparseable verdict {self.tok.decode(gen[rest[0]])!r} at seat {rest[0]}: expected 'Output (a)' or 'Output (b)' (strict=True)")
+    if rest:                                                          # d = l_a - l_b after the cue, batched
+        lg = nl([seqs[i] + self.cue for i in rest]); d = (lg[:, self.answer_ids[0]] - lg[:, self.answer_ids[1]]).tolist()
+        for i, di in zip(rest, d): out[i] = ("tie" if abs(di) <= self.tie_eps else "a" if di > 0 else "b", "logits")
+    return out
+
+def _compare_batch(self, rows: list[dict], batch_size: int = 8, prefix_cache: bool = True) -> list[str]:
+    "compare for many rows {instruction, output_a, output_b, reference}: both seat orders of every row in the same batched pass."
+    if not rows: raise ValueError("rows must be a non-empty list of pairwise rows (load_pairwise)")
+    seats = [(r["instruction"], r["output_a"], r["output_b"], r.get("reference")) for r in rows]
+    if self.swap: seats = seats + [(x, b, a, ref) for x, a, b, ref in seats]
+    v = torch.tensor([_SIGN[s] for s, _ in self.seat_verdicts(seats, batch_size, prefix_cache)]); n = len(rows)
+    v = swap_consistent(v[:n], -v[n:]) if self.swap else v                  # the second order read back as "a better"
+    return [{1: "a", -1: "b", 0: "tie"}[int(x)] for x in v]
+HFPairwiseJudge._batch_next_logits, HFPairwiseJudge.seat_verdicts, HFPairwiseJudge.compare_batch = _batch_next_logits, _seat_verdicts, _compare_batch
+
 # %% ../nbs/18_ref_judge/18a_method.ipynb #b00d315c
 _KEYS = dict(instruction=("instruction", "input", "prompt", "question"), output_a=("output_a", "output_1", "response_a", "chosen"),
              output_b=("output_b", "output_2", "response_b", "rejected"), reference=("reference", "reference_answer", "ref"))
-_LABELS = {"a": "a", "1": "a", "output_a": "a", "output_1": "a", "b": "b", "2": "b", "output_b": "b", "output_2": "b", "tie": "tie", "0": "tie"}
+_LABELS = {"a": "a", "1": "a", "output_a": "a", "output_1": "a", "model_a": "a", "b": "b", "2": "b", "output_b": "b", "output_2": "b",
+           "model_b": "b", "tie": "tie", "0": "tie", "tie (bothbad)": "tie"}
+
+def _vote_label(votes, n):
+    "HREF annotations (1: a, 2: b, 0: tie): the most frequent vote; a tied count is a tie."
+    if not isinstance(votes, list) or not votes: raise ValueError(f"row {n}: annotations must be a non-empty list of votes 1/2/0")
+    c = {v: sum(str(u).strip() in (v, v + ".0") for u in votes) for v in ("1", "2", "0")}
+    if sum(c.values()) != len(votes): raise ValueError(f"row {n}: annotations {votes!r} hold votes other than 1/2/0")
+    top = max(c.values()); best = [v for v, k in c.items() if k == top]
+    return best[0] if len(best) == 1 else "0"
 
 def _row(d, n):
-    if not isinstance(d, dict): raise ValueError(f"line {n}: expected a JSON object, got {type(d).__name__}")
+    if not isinstance(d, dict): raise ValueError(f"row {n}: expected a JSON object, got {type(d).__name__}")
     out = {}
     for k, names in _KEYS.items():
         v = next((d[x] for x in names if d.get(x) is not None), None)
-        if v is None and k != "reference": raise ValueError(f"line {n}: no {k} (one of {names})")
+        if v is None and k != "reference": raise ValueError(f"row {n}: no {k} (one of {names})")
         out[k] = v
     lab = d.get("label", d.get("preference", d.get("winner")))
+    if lab is None and d.get("annotations") is not None: lab = _vote_label(d["annotations"], n)
     if lab is None and "chosen" in d: lab = "a"                       # prompt/chosen/rejected rows
-    if lab is not None and str(lab).strip().lower() not in _LABELS: raise ValueError(f"line {n}: label {lab!r} is not one of 1/2/0, a/b/tie")
-    return out | dict(label=None if lab is None else _LABELS[str(lab).strip().lower()])
+    if lab is not None and str(lab).strip().lower() not in _LABELS: raise ValueError(f"row {n}: label {lab!r} is not one of 1/2/0, a/b/tie")
+    return out | dict(label=None if lab is None else _LABELS[str(lab).strip().lower()], category=d.get("category"))
 
-def load_pairwise_jsonl(path) -> list[dict]:
-    "Rows {instruction, output_a, output_b, reference, label} from a local LLMBar/HREF-style or prompt/chosen/rejected JSONL file."
+def load_pairwise(path) -> list[dict]:
+    "Rows {instruction, output_a, output_b, reference, label, category} from a local LLMBar `dataset.json` (a JSON array) or a JSON Lines file."
     path = Path(path)
-    if not path.is_file(): raise ValueError(f"{path.name!r} is not a local JSONL file")
-    rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip(): continue
-        try: d = json.loads(line)
-        except json.JSONDecodeError as e: raise ValueError(f"line {n}: not valid JSON ({e.msg})") from None
-        rows.append(_row(d, n))
+    if not path.is_file(): raise ValueError(f"{path.name!r} is not a local JSON or JSON Lines file")
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):                                # one JSON array (LLMBar's layout)
+        try: items = list(enumerate(json.loads(text), 1))
+        except json.JSONDecodeError as e: raise ValueError(f"{path.name!r}: not valid JSON ({e.msg})") from None
+    else:
+        items = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip(): continue
+            try: items.append((n, json.loads(line)))
+            except json.JSONDecodeError as e: raise ValueError(f"row {n}: not valid JSON ({e.msg})") from None
+    rows = [_row(d, n) for n, d in items]
     if not rows: raise ValueError(f"{path.name!r} holds no rows")
     return rows
 
+def load_pairwise_jsonl(path) -> list[dict]:
+    "The same reader as load_pairwise (kept under its first name)."
+    return load_pairwise(path)
+
+# %% ../nbs/18_ref_judge/18a_method.ipynb #13c69680
+def hf_judge_accuracy(judge: HFPairwiseJudge, rows: list[dict], batch_size: int | None = 8, by: str | None = None):
+    "Accuracy against the a/b labels of `rows` (ties among the verdicts count half); with `by`, a dict of reports per value of that key."
+    lab = [r for r in rows if r.get("label") in ("a", "b")]
+    if not lab: raise ValueError("no row labelled 'a' or 'b' to judge (ties and unlabelled rows carry no preference)")
+    v = judge.compare_batch(lab, batch_size) if batch_size is not None and hasattr(judge, "compare_batch") else \
+        [judge.compare(r["instruction"], r["output_a"], r["output_b"], r.get("reference")) for r in lab]
+    s = np.array([(x == r["label"]) + 0.5 * (x == "tie") for x, r in zip(v, lab)], float); tie = np.array([x == "tie" for x in v], float)
+    rep = lambda m: AccuracyReport(float(s[m].mean()), float(1.96 * s[m].std() / math.sqrt(m.sum())), float(tie[m].mean()), int(m.sum()))
+    if by is None: return rep(np.ones(len(lab), bool))
+    keys = np.array([str(r.get(by)) for r in lab])
+    return {k: rep(keys == k) for k in sorted(set(keys))}
+
 # %% ../nbs/18_ref_judge/18a_method.ipynb #43b1d74c
-def hf_preference_pairs(judge: HFPairwiseJudge, rows: list[dict], path=None) -> list[dict]:
+def hf_preference_pairs(judge: HFPairwiseJudge, rows: list[dict], path=None, batch_size: int | None = 8) -> list[dict]:
     "Stage 2 with a real judge: keep (winner, loser) of every row the judge does not tie, as prompt/chosen/rejected; optionally write JSONL."
-    if not rows: raise ValueError("rows must be a non-empty list of pairwise rows (load_pairwise_jsonl)")
-    out = []
-    for r in rows:
-        v = judge.compare(r["instruction"], r["output_a"], r["output_b"], r.get("reference"))
-        if v != "tie": out.append(dict(prompt=r["instruction"], chosen=r[f"output_{v}"], rejected=r["output_b" if v == "a" else "output_a"]))
+    if not rows: raise ValueError("rows must be a non-empty list of pairwise rows (load_pairwise)")
+    vs = judge.compare_batch(rows, batch_size) if batch_size is not None and hasattr(judge, "compare_batch") else \
+         [judge.compare(r["instruction"], r["output_a"], r["output_b"], r.get("reference")) for r in rows]
+    out = [dict(prompt=r["instruction"], chosen=r[f"output_{v}"], rejected=r["output_b" if v == "a" else "output_a"]) for r, v in zip(rows, vs) if v != "tie"]
     if path is not None: Path(path).write_text("".join(json.dumps(d) + "\n" for d in out), encoding="utf-8")
     return out
 

@@ -15,12 +15,13 @@ from .core.runtime import get_device, seeded
 from .core.train import fit, sgd_step, History
 
 # %% auto #0
-__all__ = ['uniform_1d', 'on_line', 'on_circle', 'posterior_mean', 'empirical_score', 'log_density', 'sample_p_t', 'pl_score',
-           'spl_score', 'subspace_spl_score', 'spl_flow_map', 'Endpoint', 'spl_endpoint', 'Trajectory', 'pf_ode_sample',
-           'smoothness_penalty', 'sm_loss', 'variational_grid', 'VarResult', 'solve_variational', 'spl_loss',
-           'kappa_for_eps', 'ScoreMLP', 'train_dsm', 'TwoLayerReLU', 'fit_score_at_t', 'from_eps_model',
-           'nearest_distance', 'within_cell_mse', 'novelty_fraction', 'normal_deviation', 'distance_to_circle',
-           'distance_to_polygon', 'angular_novelty']
+__all__ = ['uniform_1d', 'on_line', 'on_circle', 'on_sphere', 'posterior_mean', 'empirical_score', 'log_density', 'sample_p_t',
+           'EmpiricalScore', 'pl_score', 'spl_score', 'GaussianSmoothedScore', 'subspace_spl_score', 'spl_flow_map',
+           'Endpoint', 'spl_endpoint', 'Trajectory', 'pf_ode_sample', 'smoothness_penalty', 'sm_loss',
+           'variational_grid', 'VarResult', 'solve_variational', 'spl_loss', 'kappa_for_eps', 'ScoreMLP', 'train_dsm',
+           'TwoLayerReLU', 'fit_score_at_t', 'from_eps_model', 'vp_tau', 'eps_fn', 'train_vp_eps', 'nearest_distance',
+           'within_cell_mse', 'novelty_fraction', 'normal_deviation', 'distance_to_circle', 'distance_to_polygon',
+           'angular_novelty', 'pca_basis']
 
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #41405945
 def _check_t(t, name="t") -> float:
@@ -66,6 +67,16 @@ def on_circle(n: int, radius: float = 1.0, dtype=torch.float64) -> torch.Tensor:
     ang = 2 * math.pi * torch.arange(n, dtype=dtype) / n
     return radius * torch.stack([ang.cos(), ang.sin()], -1)
 
+# %% ../nbs/03_score_smoothing/03a_method.ipynb #eb0c3dd6
+def on_sphere(n: int, d: int = 3, dtype=torch.float64) -> torch.Tensor:
+    "`n` Fibonacci-lattice points on the unit 2-sphere in the first three coordinates of R^d, shape (n, d)."
+    if not isinstance(n, int) or n < 4: raise ValueError(f"n must be an int >= 4, got {n!r}")
+    if not isinstance(d, int) or d < 3: raise ValueError(f"d must be an int >= 3 (the sphere spans three axes), got {d!r}")
+    k = torch.arange(n, dtype=dtype) + 0.5
+    z = 1 - 2 * k / n; r = (1 - z * z).sqrt(); phi = math.pi * (3 - math.sqrt(5)) * k   # golden-angle spiral
+    Y = torch.zeros(n, d, dtype=dtype); Y[:, 0], Y[:, 1], Y[:, 2] = r * phi.cos(), r * phi.sin(), z
+    return Y
+
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #9ca54837
 def _sq_dists(x, Y):
     "Squared distances (N, n): exact differences for small d, the matmul form for large d."
@@ -103,6 +114,29 @@ def sample_p_t(Y: torch.Tensor, t: float, n: int, generator: torch.Generator | N
     if not isinstance(n, int) or n < 1: raise ValueError(f"n must be an int >= 1, got {n!r}")
     k = torch.randint(Y.shape[0], (n,), generator=generator)
     return Y[k] + math.sqrt(t) * torch.randn(n, Y.shape[1], generator=generator, dtype=Y.dtype)
+
+# %% ../nbs/03_score_smoothing/03a_method.ipynb #4583539f
+class EmpiricalScore:
+    """The ESF s_t(x) of one fixed training set, validated once, with ‖y_k‖² cached; call as `esf(x, t)`.
+
+    Y: training points (n, d); dtype: dtype Y is held and computed in (None: Y's own); chunk: most query rows per block."""
+    def __init__(self, Y: torch.Tensor, dtype: torch.dtype | None = None, chunk: int = 65536):
+        Y = _as_points(Y); self.Y = Y if dtype is None else Y.to(dtype)
+        if not isinstance(chunk, int) or chunk < 1: raise ValueError(f"chunk must be an int >= 1, got {chunk!r}")
+        self.y2, (self.n, self.d) = self.Y.pow(2).sum(-1), self.Y.shape             # cached ‖y_k‖²
+        self.rows = max(1, min(chunk, 2**24 // self.n))
+
+    def posterior_mean(self, x: torch.Tensor, t: float) -> torch.Tensor:
+        "Denoiser x̂_t(x) for x of shape (..., d), returned in x's dtype."
+        t = _check_t(t); _check_x(x, self.Y); xf = x.reshape(-1, self.d).to(self.Y.dtype); out = torch.empty_like(xf)
+        for i in range(0, xf.shape[0], self.rows):
+            w = torch.softmax((2 * xf[i:i + self.rows] @ self.Y.T - self.y2) / (2 * t), dim=-1)   # w_k(x), ‖x‖² cancels
+            out[i:i + self.rows] = w @ self.Y
+        return out.reshape(x.shape).to(x.dtype)
+
+    def __call__(self, x: torch.Tensor, t: float) -> torch.Tensor:
+        "ESF s_t(x) = (x̂_t(x) − x)/t."
+        return (self.posterior_mean(x, t) - x) / _check_t(t)
 
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #2237edd5
 def _uniform_grid(Y1d) -> tuple[float, float, int]:
@@ -152,6 +186,50 @@ def spl_score(x: torch.Tensor, t: float, Y1d: torch.Tensor, kappa: float) -> tor
     side = -(x - yk) / t                                   # attracting window: −(x − y_k)/t
     ramp = delta / (D - delta) * (x - m) / t               # ramp through the midpoint m_k
     return torch.where(((x - yk).abs() <= delta) | (x <= a) | (x >= b), side, ramp)
+
+# %% ../nbs/03_score_smoothing/03a_method.ipynb #8a8ef8f9
+class GaussianSmoothedScore:
+    """Gaussian-convolved ESF (G_σ * s_t)(x) = E_{u~N(0,σ²)} s_t(x + u) for 1-D data; call as `score(x, t)`, x of shape (..., 1).
+
+    Y1d: training points, (n,) or (n, 1), n >= 2; sigma: kernel width > 0; res: residual nodes per t/Δ; gh: Gauss–Hermite nodes (used where t/Δ ≥ 2σ)."""
+    def __init__(self, Y1d: torch.Tensor, sigma: float, res: int = 2, gh: int = 32):
+        Y = _as_points(Y1d, "Y1d")
+        if Y.shape[1] != 1 or Y.shape[0] < 2: raise ValueError(f"GaussianSmoothedScore is 1-D: Y1d must have shape (n,) or (n, 1), n >= 2, got {tuple(Y1d.shape)}")
+        if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not (math.isfinite(sigma) and sigma > 0): raise ValueError(f"sigma must be a float > 0, got {sigma!r}")
+        self.y = Y[:, 0].double().sort().values; self.sigma, self.res, self.gh, self.nodes = float(sigma), res, gh, {}
+        self.m, self.jump = 0.5 * (self.y[1:] + self.y[:-1]), self.y.diff(); self.gap = float(self.jump.min())   # m_k, y_{k+1} − y_k, Δ
+
+    def residual(self, t: float) -> list:
+        "Per midpoint m_k: nodes z_i and weights h·r_t(z_i) of the residual r_t = x̂_t − ȳ (cached per t)."
+        t = _check_t(t)
+        if t not in self.nodes:
+            h = t / self.gap / self.res; W = 20 * t / self.gap                                   # node spacing, half-window
+            lo = torch.maximum(self.m - W, self.y[:-1]); lo[0] = self.m[0] - W                   # window of m_k, cut at y_k, y_{k+1}
+            hi = torch.minimum(self.m + W, self.y[1:]); hi[-1] = self.m[-1] + W
+            out = []
+            for m, a, b in zip(self.m.tolist(), lo.tolist(), hi.tolist()):                      # m_k is a node: ½-jump rule there
+                z = m + h * torch.arange(math.floor((a - m) / h) + 1, math.floor((b - m) / h) + 1, dtype=torch.float64)
+                nn_ = self.y[0] + ((z[:, None] > self.m).double() + 0.5 * (z[:, None] == self.m).double()) @ self.jump   # ȳ(z)
+                out.append((z, h * (posterior_mean(z[:, None], t, self.y[:, None])[:, 0] - nn_)))   # nodes, h·r_t(z)
+            self.nodes[t] = out
+        return self.nodes[t]
+
+    def __call__(self, x: torch.Tensor, t: float) -> torch.Tensor:
+        "(G_σ * x̂_t(x) − x)/t: Gauss–Hermite in u where x̂_t is smooth on the scale σ (t/Δ ≥ 2σ), the split form otherwise."
+        _check_x1(x); t = _check_t(t); xf = x.reshape(-1, 1).double(); sg = self.sigma
+        if t / self.gap >= 2 * sg:                                                           # E_u x̂_t(x + u), u = √2 σ ξ_j
+            xi, om = (torch.as_tensor(v, dtype=torch.float64) for v in np.polynomial.hermite.hermgauss(self.gh))
+            xh = posterior_mean((xf + math.sqrt(2) * sg * xi).reshape(-1, 1), t, self.y[:, None]).reshape(-1, xi.numel())
+            return ((xh @ om / math.sqrt(math.pi) - xf[:, 0]) / t).to(x.dtype).reshape(x.shape)
+        g = self.y[0] + torch.special.ndtr((xf - self.m) / sg) @ self.jump                   # G_σ * ȳ, closed form
+        xs_, order = xf[:, 0].sort(); cs = torch.zeros_like(xs_)
+        for z, wr in self.residual(t):                                                       # only queries within 8σ of a window
+            i, j = torch.searchsorted(xs_, torch.stack([z[0] - 8 * sg, z[-1] + 8 * sg])).tolist()
+            if j > i: cs[i:j] += torch.exp(-0.5 * ((xs_[i:j, None] - z) / sg) ** 2) @ wr
+        corr = torch.empty_like(cs); corr[order] = cs
+        u = (xf - self.m) / sg; h = t / self.gap / self.res                                 # r_t jumps by −Δ_k at m_k:
+        em = (h * h / 12) * (-(self.jump * u / sg) * torch.exp(-0.5 * u * u)).sum(-1)         # Euler–Maclaurin h² term
+        return ((g + (corr + em) / (math.sqrt(2 * math.pi) * sg) - xf[:, 0]) / t).to(x.dtype).reshape(x.shape)   # + G_σ * r_t
 
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #90dfc2e8
 def subspace_spl_score(x: torch.Tensor, t: float, Y: torch.Tensor, kappa: float, basis=None, tol: float = 1e-8) -> torch.Tensor:
@@ -435,6 +513,38 @@ def from_eps_model(eps_fn: Callable, beta_min: float = 0.1, beta_max: float = 20
         return -eps_fn(alpha * x, tau) / math.sqrt(t)                                 # x_VP = α x_VE, s_VE = −ε̂/√t
     return score
 
+# %% ../nbs/03_score_smoothing/03a_method.ipynb #29f817a8
+def vp_tau(t: float, beta_min: float = 0.1, beta_max: float = 20.0) -> float:
+    "VP time τ whose VE time σ_τ²/α_τ² equals t (linear-β schedule; may exceed 1 past the schedule's end)."
+    c, A, B = 0.5 * math.log1p(_check_t(t)), 0.25 * (beta_max - beta_min), 0.5 * beta_min   # A τ² + B τ = −log α = ½ log(1 + t)
+    return (-B + math.sqrt(B * B + 4 * A * c)) / (2 * A)
+
+def eps_fn(model: ScoreMLP) -> Callable:
+    "The callable eps_fn(x_vp, tau) -> ε̂ (no gradient) of an ε-model trained with `train_vp_eps`, for `from_eps_model`."
+    def f(x, tau):
+        p = next(model.parameters())
+        with torch.no_grad(): return model(x.to(p), torch.full((x.shape[0],), float(tau), dtype=p.dtype, device=p.device)).to(x)
+    return f
+
+def train_vp_eps(model: ScoreMLP, Y: torch.Tensor, t_min: float, t_max: float, steps: int, batch: int = 1024, lr: float = 1e-3,
+                 beta_min: float = 0.1, beta_max: float = 20.0, device="auto", seed: int = 0, log_every: int = 100) -> History:
+    "VP ε-prediction E‖ε̂(α_τ y + σ_τ z, τ) − z‖², VE time σ_τ²/α_τ² ~ log-U[t_min, t_max], Adam."
+    Y = _as_points(Y); t_min, t_max = _check_t(t_min, "t_min"), _check_t(t_max, "t_max")
+    if not t_min < t_max: raise ValueError(f"need t_min < t_max, got {t_min}, {t_max}")
+    if not isinstance(steps, int) or steps < 1: raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    if vp_tau(t_max, beta_min, beta_max) > 1: raise ValueError(f"t_max = {t_max} is beyond the schedule's end")
+    dev = get_device(device); model.to(dev); Yd = Y.float().to(dev); g = torch.Generator().manual_seed(seed)
+    opt, lo, hi = torch.optim.Adam(model.parameters(), lr=lr), math.log(t_min), math.log(t_max)
+    A, B = 0.25 * (beta_max - beta_min), 0.5 * beta_min
+    def step(i):
+        k = torch.randint(Y.shape[0], (batch,), generator=g).to(dev)
+        t = (lo + (hi - lo) * torch.rand(batch, generator=g, dtype=torch.float64)).exp()
+        tau = (-B + (B * B + 2 * A * t.log1p()).sqrt()) / (2 * A)                       # vp_tau, vectorised
+        al = (1 + t).rsqrt(); z = torch.randn(batch, Y.shape[1], generator=g).to(dev)
+        xv = al.float().to(dev)[:, None] * Yd[k] + (1 - al**2).sqrt().float().to(dev)[:, None] * z   # x_VP = α y + σ z
+        return dict(loss=sgd_step(model, opt, (model(xv, tau.float().to(dev)) - z).pow(2).sum(-1).mean()))
+    return fit(step, steps, log_every=log_every, desc="vp-eps", verbose=False)
+
 # %% ../nbs/03_score_smoothing/03a_method.ipynb #576423fd
 def nearest_distance(x: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     "Distance from each x (N, d) to its nearest training point, (N,)."
@@ -477,3 +587,11 @@ def angular_novelty(x: torch.Tensor, n_points: int, frac: float = 0.1) -> torch.
     "True where the angle of x (N, 2) is more than frac·(2π/n) from every training angle 2πk/n."
     gap = 2 * math.pi / n_points; ang = torch.atan2(x[:, 1], x[:, 0]) % gap
     return torch.minimum(ang, gap - ang) > frac * gap
+
+# %% ../nbs/03_score_smoothing/03a_method.ipynb #9294f723
+def pca_basis(Y: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    "Center (d,) and orthonormal basis (d, k) of the top-k principal directions of the points Y (n, d)."
+    Y = _as_points(Y)
+    if not isinstance(k, int) or not 1 <= k <= min(Y.shape): raise ValueError(f"k must be an int in [1, {min(Y.shape)}], got {k!r}")
+    c = Y.mean(0); V = torch.linalg.svd(Y - c, full_matrices=False)[2][:k].T           # right singular vectors
+    return c, V

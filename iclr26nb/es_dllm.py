@@ -6,8 +6,8 @@
 __all__ = ['SkipSchedule', 'expected_token_layer_evals', 'SamplerConfig', 'GenResult', 'TinyMDLM', 'task_tokenizer',
            'make_kv_task', 'make_sort_task', 'mdlm_loss', 'train_tiny_mdlm', 'generate_vanilla', 'generate_dual_cache',
            'relative_change', 'importance_score', 'generate_es', 'reference_es_generate', 'generate_dllm_cache',
-           'pad_prompts', 'redundancy_stats', 'evaluate', 'profile_split', 'save_llada_standin', 'load_llada',
-           'DreamConfig', 'DreamMDLM', 'load_dream']
+           'generate_sparse_dllm', 'pad_prompts', 'redundancy_stats', 'evaluate', 'profile_split', 'save_llada_standin',
+           'load_llada', 'DreamConfig', 'DreamMDLM', 'load_dream']
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #b7b15442
 import contextlib, math
@@ -259,7 +259,7 @@ class _State:
         self.x0, self.conf = x.clone(), torch.zeros(B, T, device=x.device, dtype=dtype)
         self.last_dec = torch.zeros(B, T, dtype=torch.bool, device=x.device)
         self.blocked = torch.zeros(B, T, dtype=torch.bool, device=x.device)    # EOS held back by delay_eos at its last forward
-        self.kvalid, self.off = None, 0                                                                # (B, T) keys that may be attended (padding off), or None
+        self.kvalid, self.off, self.kv_layer = None, 0, None   # kv_layer: {l: (B, T) kept keys} (Sparse-dLLM)                                                      # (B, T) keys that may be attended (padding off), or None
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #a74be073
 def _decode(model, prompt, cfg, forward, generator=None, trace=False, attention_mask=None) -> GenResult:
@@ -334,9 +334,12 @@ def _run_layers(model, st, pos, cache=None, after_layer=None, before_attn=None):
             with _region("importance"): q, k, v, h, pos = before_attn(l, q, k, v, h, pos)   # may drop tokens (Q/K/V modes)
         with _region("attention"):
             if cache is None: a = model.attend(q, k, v, **_kv(None if kvalid is None else kvalid.gather(1, pos)))
-            else: cache.write(l, pos, k, v); a = model.attend(q, cache.k[l], cache.v[l], **_kv(kvalid))
+            else:
+                kvl = st.kv_layer.get(l, kvalid) if st.kv_layer else kvalid    # Sparse-dLLM: the keys this layer still keeps
+                cache.write(l, pos, k, v); a = model.attend(q, cache.k[l], cache.v[l], **_kv(kvl))
             n = h.shape[0] * h.shape[1]
-            st.evals += n; st.flops += _flops(model, n, k.shape[2] if cache is None else cache.max_len)   # e_l tokens entered layer l
+            m = k.shape[2] if cache is None else (int(kvl.sum(1).max()) if st.kv_layer else cache.max_len)   # keys attended
+            st.evals += n; st.flops += _flops(model, n, m)                        # e_l tokens entered layer l
             if fast: h = model.attn_out(l, h, a)
             st.qkv = (q, k, v)                                                  # this layer's q, k, v for after_layer
         with _region("mlp"): h = model.mlp(l, h) if fast else model.layer_finish(l, h, a)
@@ -625,6 +628,37 @@ def generate_dllm_cache(model: TinyMDLM, prompt_ids: torch.Tensor, cfg: SamplerC
         logits = model.head(h); st.flops += 2.0 * B * pos.shape[1] * model.lm.config.d_model * model.lm.config.vocab_size
         if lo == 0: pos, logits = pos[:, P:], logits[:, P:]
         return pos, logits, dict(n_fwd=T - lo, all_update=full_p or full_r)
+    return _decode(model, prompt_ids, cfg, forward, generator, trace, attention_mask)
+
+# %% ../nbs/04_es_dllm/04a_method.ipynb #d0e1f2a3
+def generate_sparse_dllm(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, keep_ratio: float = 0.5, delay_step: int = 1,
+                         kernel: int = 3, generator: torch.Generator | None = None, trace: bool = False,
+                         attention_mask: torch.Tensor | None = None) -> GenResult:
+    "Sparse-dLLM: DualCache whose out-of-block keys/values are pruned per layer at the block's step delay_step to the keep_ratio most attended."
+    if not 0 < keep_ratio <= 1: raise ValueError(f"keep_ratio must be in (0, 1], got {keep_ratio}")
+    if isinstance(delay_step, bool) or not isinstance(delay_step, int) or delay_step < 1: raise ValueError(f"delay_step must be an int >= 1, got {delay_step!r}")
+    if isinstance(kernel, bool) or not isinstance(kernel, int) or kernel < 1 or kernel % 2 == 0: raise ValueError(f"kernel must be an odd positive int, got {kernel!r}")
+    state = {}
+    def forward(st, s, e, bstep):
+        T, off = st.x.shape[1] - st.off, st.off
+        if "kv" not in state: state["kv"] = _new_cache(model, *st.x.shape)
+        if bstep == 0: state["keep"] = {}
+        st.kv_layer = state["keep"] if bstep > delay_step else None               # pruned cache after the scoring step
+        lo, hi = (0, T) if bstep == 0 else (s - off, e - off)
+        def before_attn(l, q, k, v, h, pos):
+            if bstep != delay_step: return q, k, v, h, pos
+            K = state["kv"].k[l]; g = q.shape[1] // K.shape[1]                    # keys of step t-1, (B, H_kv, T, d_h)
+            sc = torch.einsum("bhd,bhtd->bt", q.mean(2), K.repeat_interleave(g, 1)) / q.shape[1]   # s_j
+            ar = torch.arange(sc.shape[1], device=sc.device)
+            valid = torch.ones_like(sc, dtype=torch.bool) if st.kvalid is None else st.kvalid
+            out = valid & ~((ar >= s - off) & (ar < e - off))                     # candidate positions outside the block
+            sc = F.max_pool1d(sc.masked_fill(~out, -math.inf)[:, None], kernel, stride=1, padding=kernel // 2)[:, 0].masked_fill(~out, -math.inf)
+            idx = sc.topk(int(keep_ratio * (T - (e - s))), dim=1).indices
+            state["keep"][l] = (torch.zeros_like(out).scatter_(1, idx, True) & out) | (valid & ~out & (ar < T))
+            if hasattr(model, "lm"): st.flops += 2.0 * K.shape[0] * q.shape[1] * K.shape[2] * K.shape[3]   # the scores
+            return q, k, v, h, pos
+        pos, logits = _run_layers(model, st, _span(st, lo, hi), state["kv"], before_attn=before_attn)
+        return pos, logits, dict(n_fwd=hi - lo, all_update=bstep == 0)
     return _decode(model, prompt_ids, cfg, forward, generator, trace, attention_mask)
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #b2c3d4e5

@@ -24,14 +24,15 @@ def test_run_all_is_smoke(nb):
         "import json as _j; print(_j.dumps(dict(mode=cfg.mode, out=str(cfg.out))))")]
     for c in book.cells: c.outputs = [] if c.cell_type == "code" else None
     book.cells = [c for c in book.cells if c.cell_type == "code"]
-    before = _snapshot(ROOT/"results")
+    mine = ROOT/"results"/nb.parent.name                       # this series' folder (other series may publish meanwhile)
+    before = _snapshot(mine)
     NotebookClient(book, timeout=120, kernel_name="python3", kernel_manager_class=EncryptedKernelManager,
                    resources=dict(metadata=dict(path=str(nb.parent)))).execute()
     out = "".join(o.get("text", "") for o in book.cells[-1].outputs if o.get("name") == "stdout")   # a print may arrive in pieces
     got = json.loads(out.strip().splitlines()[-1])
     assert got["mode"] == "smoke", f"{ids(nb)}: a bare Run all resolves to {got['mode']!r}"
     assert not Path(got["out"]).resolve().is_relative_to((ROOT/"results").resolve()), f"{ids(nb)}: smoke writes to {got['out']}"
-    assert _snapshot(ROOT/"results") == before, f"{ids(nb)}: running the first cells changed results/"
+    assert _snapshot(mine) == before, f"{ids(nb)}: running the first cells changed results/{nb.parent.name}/"
 
 
 DEMO = '''from iclr26nb.core.params import resolve

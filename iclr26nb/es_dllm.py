@@ -767,14 +767,18 @@ def save_llada_standin(model: TinyMDLM, path) -> None:
     _write_safetensors({theirs: sd[ours] for ours, theirs in _llada_names(c.n_layers).items()}, p / "model.safetensors")
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #d052c4d9
-def load_llada(path, dtype: torch.dtype = torch.float32, device="auto", mask_id: int | None = None, eos_id: int | None = None) -> TinyMDLM:
-    "Load a local LLaDA checkpoint dir (config.json + *.safetensors) as a TinyMDLM (mask 126336 / EOS 126081 by default)."
+def _checkpoint_dir(path, kind: str):
+    "The folder, its *.safetensors shards and its parsed config.json; a ValueError names what is missing."
     import json, pathlib
     p = pathlib.Path(path)
-    if not (p / "config.json").is_file(): raise ValueError(f"{p} has no config.json (need a local LLaDA checkpoint directory)")
+    if not (p / "config.json").is_file(): raise ValueError(f"{p} has no config.json (need a local {kind} checkpoint directory)")
     shards = sorted(p.glob("*.safetensors"))
     if not shards: raise ValueError(f"{p} has no *.safetensors shards")
-    c = json.loads((p / "config.json").read_text())
+    return p, shards, json.loads((p / "config.json").read_text())
+
+def load_llada(path, dtype: torch.dtype = torch.float32, device="auto", mask_id: int | None = None, eos_id: int | None = None) -> TinyMDLM:
+    "Load a local LLaDA checkpoint dir (config.json + *.safetensors) as a TinyMDLM (mask 126336 / EOS 126081 by default)."
+    p, shards, c = _checkpoint_dir(path, "LLaDA")
     if c.get("n_kv_heads", c["n_heads"]) != c["n_heads"]: raise ValueError("grouped-query attention (n_kv_heads != n_heads) is not supported")
     V = c.get("embedding_size") or c["vocab_size"]
     tc = TinyLMConfig(vocab_size=V, d_model=c["d_model"], n_layers=c["n_layers"], n_heads=c["n_heads"], d_ff=c["mlp_hidden_size"],
@@ -861,12 +865,7 @@ _DREAM_BLOCK = {"attn_norm": "input_layernorm", "wq": "self_attn.q_proj", "wk": 
 
 def load_dream(path, dtype: torch.dtype = torch.float32, device="auto", mask_id: int | None = None, eos_id: int | None = None) -> DreamMDLM:
     "Load a local Dream checkpoint dir (config.json + *.safetensors, Qwen2 tensor names) as a DreamMDLM (mask 151666 / EOS 151643 by default)."
-    import json, pathlib
-    p = pathlib.Path(path)
-    if not (p / "config.json").is_file(): raise ValueError(f"{p} has no config.json (need a local Dream checkpoint directory)")
-    shards = sorted(p.glob("*.safetensors"))
-    if not shards: raise ValueError(f"{p} has no *.safetensors shards")
-    c = json.loads((p / "config.json").read_text())
+    p, shards, c = _checkpoint_dir(path, "Dream")
     rope = c.get("rope_theta") or (c.get("rope_parameters") or {}).get("rope_theta", 1e6)
     dc = DreamConfig(vocab_size=c["vocab_size"], d_model=c["hidden_size"], n_layers=c["num_hidden_layers"], n_heads=c["num_attention_heads"],
                      n_kv_heads=c.get("num_key_value_heads", c["num_attention_heads"]), d_ff=c["intermediate_size"],

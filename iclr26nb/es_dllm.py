@@ -69,13 +69,15 @@ class SamplerConfig:
     """Decoding settings shared by all samplers.
 
     gen_length: G, generated positions; block_length: B_k, a divisor of G; tokens_per_step: tokens unmasked per step
-    (a divisor of B_k; ignored with parallel_threshold); temperature: 0 greedy, > 0 Gumbel-max; remasking:
-    "low_confidence" or "random"; parallel_threshold: tau in (0, 1) for Fast-dLLM threshold decoding, or None;
+    (a divisor of B_k; ignored with parallel_threshold); temperature: 0 greedy, > 0 Gumbel-max; top_p: Dream's nucleus filter in (0, 1] or None;
+    top_k: Dream's top-k filter (a positive int) or None; remasking: "low_confidence" or "random"; parallel_threshold: tau in (0, 1) for Fast-dLLM threshold decoding, or None;
     delay_eos: an EOS may only follow a decoded token until the first EOS exists (the paper's setting)."""
     gen_length: int                          # G
     block_length: int                        # B_k, G % B_k == 0
     tokens_per_step: int = 1                 # tokens unmasked per step (ignored with parallel_threshold)
     temperature: float = 0.0                 # 0: greedy argmax; > 0: Gumbel-max sampling
+    top_p: float | None = None               # Dream: keep the smallest set of tokens whose mass reaches top_p
+    top_k: int | None = None                 # Dream: keep the top_k most likely tokens
     remasking: str = "low_confidence"        # or "random" (LLaDA's two options)
     parallel_threshold: float | None = None  # tau in (0, 1): Fast-dLLM parallel decoding
     delay_eos: bool = True                   # EOS only right after a decoded token, until the first EOS
@@ -86,6 +88,9 @@ class SamplerConfig:
         if self.gen_length % self.block_length: raise ValueError(f"gen_length={self.gen_length} must be a multiple of block_length={self.block_length}")
         if self.block_length % self.tokens_per_step: raise ValueError(f"block_length={self.block_length} must be a multiple of tokens_per_step={self.tokens_per_step}")
         if self.temperature < 0: raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if self.top_p is not None and not 0 < self.top_p <= 1: raise ValueError(f"top_p must be in (0, 1] or None, got {self.top_p}")
+        if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1):
+            raise ValueError(f"top_k must be a positive int or None, got {self.top_k!r}")
         if self.remasking not in ("low_confidence", "random"): raise ValueError(f"remasking must be 'low_confidence' or 'random', got {self.remasking!r}")
         if self.parallel_threshold is not None and not 0 < self.parallel_threshold < 1: raise ValueError(f"parallel_threshold must be in (0, 1) or None, got {self.parallel_threshold}")
     @property
@@ -230,16 +235,32 @@ def _check_mask(mask, prompt, G):
 
 def _kv(kvalid): return {} if kvalid is None else dict(k_valid=kvalid)
 
+def _filter_logits(lg, cfg):
+    "Dream's sample_tokens filters: logits / T (T > 0), then top-p (the smallest set whose mass reaches p), then top-k."
+    if cfg.temperature > 0: lg = lg / cfg.temperature
+    if cfg.top_p is not None and cfg.top_p < 1:
+        sl, si = lg.sort(-1, descending=True)
+        drop = F.softmax(sl, -1).cumsum(-1) > cfg.top_p
+        drop[..., 1:] = drop[..., :-1].clone(); drop[..., 0] = False          # keep the token that crosses p
+        lg = lg.masked_fill(torch.zeros_like(drop).scatter_(-1, si, drop), -math.inf)
+    if cfg.top_k is not None: lg = lg.masked_fill(lg < lg.topk(min(cfg.top_k, lg.shape[-1]), -1).values[..., -1:], -math.inf)
+    return lg
+
 def _sample(logits, cfg, generator, mask_id):
-    "x0 = argmax(logits [+ Gumbel/T]) over non-mask tokens, c = softmax(logits)[x0] (or uniform for remasking='random')."
+    """x0 = argmax(logits [+ Gumbel/T]) over non-mask tokens, c = softmax(logits)[x0] (or uniform for remasking='random');
+    with top_p / top_k (Dream) x0 is drawn from the filtered, tempered distribution p' and c = p'(x0)."""
     lg = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
     ex = lg.clone(); ex[..., mask_id] = -math.inf        # never "predict" the mask token (an untrained model could)
+    dream = cfg.top_p is not None or cfg.top_k is not None
+    if dream: ex = _filter_logits(ex, cfg)                # p' = softmax(filtered logits / T)
     if cfg.temperature > 0:
         u = torch.rand(lg.shape, generator=generator, device=lg.device, dtype=lg.dtype).clamp_(1e-12, 1 - 1e-12)
-        x0 = (ex / cfg.temperature - torch.log(-torch.log(u))).argmax(-1)
+        x0 = ((ex if dream else ex / cfg.temperature) - torch.log(-torch.log(u))).argmax(-1)   # Gumbel-max = a draw from p'
     else: x0 = ex.argmax(-1)
     if cfg.remasking == "random": return x0, torch.rand(x0.shape, generator=generator, device=lg.device, dtype=lg.dtype)
+    if dream: return x0, F.softmax(ex, -1).gather(-1, x0[..., None]).squeeze(-1)          # c = p'(x0), as Dream
     return x0, F.softmax(lg, -1).gather(-1, x0[..., None]).squeeze(-1)      # c over the full vocabulary, as LLaDA
+
 
 # %% ../nbs/04_es_dllm/04a_method.ipynb #12ea1517
 def _select(score, cfg):
@@ -490,7 +511,7 @@ def reference_es_generate(model, prompt_ids: torch.Tensor, cfg: SamplerConfig, s
     prompt = _check_prompt(model, prompt_ids, cfg); schedule = schedule or SkipSchedule()
     if mode not in ("hidden", "key", "value", "query"): raise ValueError(f"mode must be 'hidden', 'key', 'value' or 'query', got {mode!r}")
     if getattr(model, "token_offset", 0): raise ValueError("the reference covers LLaDA-style models (token_offset 0) only")
-    if cfg.temperature != 0 or cfg.remasking != "low_confidence": raise ValueError("the reference covers greedy low-confidence decoding only")
+    if cfg.temperature != 0 or cfg.remasking != "low_confidence" or cfg.top_p is not None or cfg.top_k is not None: raise ValueError("the reference covers greedy low-confidence decoding only")
     (B, P), G, Bk, M, eos, L = prompt.shape, cfg.gen_length, cfg.block_length, model.mask_id, model.eos_id, model.n_layers
     T, puf, buf = P + G, prompt_update_freq or Bk, block_update_freq or max(1, Bk // 4)
     p = schedule.keep_fractions(L); skip = [p[0] != 1] + [p[i] != p[i - 1] for i in range(1, L)]

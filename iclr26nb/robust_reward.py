@@ -18,13 +18,14 @@ from .core.runtime import get_device
 from .core.train import fit, sgd_step, History
 
 # %% auto #0
-__all__ = ['ORPO_GRID', 'TabularMDP', 'occupancy', 'policy_from_occupancy', 'standardize', 'chi2', 'correlation',
+__all__ = ['ORPO_GRID', 'CLIP_MODES', 'TabularMDP', 'occupancy', 'policy_from_occupancy', 'standardize', 'chi2', 'correlation',
            'worst_case_value', 'orpo_bound', 'worst_case_value_socp', 'PolicySolution', 'solve_robust', 'orpo_lambda',
            'solve_orpo', 'solve_proxy_optimal', 'value_iteration', 'orpo_lambda_star', 'orpo_oracle', 'feature_moments',
            'linear_worst_case', 'linear_rho_max', 'linear_worst_case_socp', 'solve_robust_linear',
            'sample_correlated_rewards', 'garnet', 'dirichlet_policy', 'softmax_policy', 'TomatoMini',
-           'exact_policy_ascent', 'estimate_chi2', 'robust_step_rewards', 'orpo_step_rewards',
-           'DensityRatioDiscriminator', 'discriminator_policy_ascent']
+           'exact_policy_ascent', 'SparseStateOccupancy', 'estimate_chi2', 'robust_step_rewards', 'orpo_step_rewards',
+           'DensityRatioDiscriminator', 'discriminator_policy_ascent', 'RolloutChains', 'RewardShaper',
+           'sampled_policy_gradient']
 
 # %% ../nbs/02_robust_reward/02a_method.ipynb #9a9bbcd1
 @dataclass
@@ -459,11 +460,15 @@ def cell_occupancy(self: TomatoMini, mu) -> np.ndarray:
     return np.asarray(mu).sum(1).reshape(self.h * self.w, -1).sum(1).reshape(self.h, self.w)
 
 # %% ../nbs/02_robust_reward/02a_method.ipynb #3c71033c
-def _softmax_occupancy(mdp, pi0, dev):
+def _softmax_occupancy(mdp, pi0, dev, sparse=False):
     "Softmax logits initialised at pi0, and a closure giving the exact, differentiable occupancy mu_theta (S,A)."
     T = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64, device=dev)
-    P, rho, eye = T(mdp.T.toarray().reshape(mdp.S, mdp.A, mdp.S)), T(mdp.rho0), torch.eye(mdp.S, dtype=torch.float64, device=dev)
     logits = torch.log(T(pi0)).requires_grad_(True)
+    if sparse:
+        def occ():
+            pi = torch.softmax(logits, 1); return SparseStateOccupancy.apply(pi, mdp)[:, None] * pi   # mu_pi, sparse solve
+        return logits, occ
+    P, rho, eye = T(mdp.T.toarray().reshape(mdp.S, mdp.A, mdp.S)), T(mdp.rho0), torch.eye(mdp.S, dtype=torch.float64, device=dev)
     def occ():
         pi = torch.softmax(logits, 1)
         d = torch.linalg.solve(eye - mdp.gamma * torch.einsum("sa,sat->st", pi, P).T, (1 - mdp.gamma) * rho)   # exact d_pi
@@ -471,14 +476,15 @@ def _softmax_occupancy(mdp, pi0, dev):
     return logits, occ
 
 def exact_policy_ascent(mdp: TabularMDP, mu_ref, proxy, r, objective="robust", lam=None, steps=2000, lr=0.05,
-                        device="auto", log_every=50, verbose=False) -> tuple[History, np.ndarray]:
-    "Adam on softmax logits from pi_ref with exact occupancies; objective 'robust' (W_r) or 'orpo' (lam, default lambda_a)."
+                        device="auto", log_every=50, sparse=None, verbose=False) -> tuple[History, np.ndarray]:
+    "Adam on softmax logits from pi_ref with exact occupancies; objective 'robust' (W_r) or 'orpo' (lam, default lambda_a); `sparse` (default: S > 500) solves sparsely."
     r = _check_r(r); mu_ref, Rn, s = _ref_terms(mdp, mu_ref, proxy)
     if objective not in ("robust", "orpo"): raise ValueError(f"objective must be 'robust' or 'orpo'; got {objective!r}")
     if not s.all(): raise ValueError("exact_policy_ascent needs mu_ref > 0 on every (s,a): softmax policies visit them all")
     dev = get_device(device); q, rn = (torch.as_tensor(a, dtype=torch.float64, device=dev) for a in (mu_ref, Rn))
     lam = orpo_lambda(r) if lam is None else lam
-    logits, occ = _softmax_occupancy(mdp, policy_from_occupancy(mu_ref), dev); opt = torch.optim.Adam([logits], lr=lr)
+    sparse = mdp.S > 500 if sparse is None else sparse
+    logits, occ = _softmax_occupancy(mdp, policy_from_occupancy(mu_ref), dev, sparse); opt = torch.optim.Adam([logits], lr=lr)
     def stats(mu): m = (mu * rn).sum(); return m, (mu * mu / q).sum() - 1                                 # m, chi^2
     def W(mu): m, c2 = stats(mu); return r * m - math.sqrt(1 - r * r) * torch.sqrt(torch.clamp(c2 - m * m, min=1e-12))
     def J(mu): m, c2 = stats(mu); return m - lam * torch.sqrt(torch.clamp(c2, min=1e-12))                  # ORPO
@@ -489,28 +495,59 @@ def exact_policy_ascent(mdp: TabularMDP, mu_ref, proxy, r, objective="robust", l
     hist = fit(step, steps, log_every=log_every, desc=f"ascent ({objective})", verbose=verbose)
     return hist, torch.softmax(logits, 1).detach().cpu().numpy()
 
+# %% ../nbs/02_robust_reward/02a_method.ipynb #c5eb243b
+def _solve_sparse(M, b, x0):
+    "Solve M x = b: direct for small systems, Krylov (bicgstab) for large ones."
+    if M.shape[0] <= 1000: return spla.spsolve(M.tocsc(), b)
+    x, info = spla.bicgstab(M.tocsr(), b, x0=x0, rtol=1e-13, atol=0)
+    return x if info == 0 else spla.spsolve(M.tocsc(), b)
+
+class SparseStateOccupancy(torch.autograd.Function):
+    "d = (1-g)(I - g P_pi^T)^-1 rho0 by a sparse solve; the backward pass solves the adjoint system, so P is never dense."
+    @staticmethod
+    def forward(ctx, pi, mdp):
+        p = pi.detach().cpu().numpy().astype(float)
+        Ppi = _policy_matrix(p) @ mdp.T                                        # P_pi(s'|s), sparse (S,S)
+        d = _solve_sparse(sp.identity(mdp.S) - mdp.gamma * Ppi.T, (1 - mdp.gamma) * mdp.rho0, mdp.rho0)
+        ctx.mdp, ctx.Ppi, ctx.d = mdp, Ppi, d
+        return torch.as_tensor(d, dtype=pi.dtype, device=pi.device)
+    @staticmethod
+    def backward(ctx, g):
+        mdp, d = ctx.mdp, ctx.d
+        lam = _solve_sparse(sp.identity(mdp.S) - mdp.gamma * ctx.Ppi, g.detach().cpu().numpy().astype(float), None)  # adjoint: (I - g P_pi) lam = dL/dd
+        gp = mdp.gamma * d[:, None] * (mdp.T @ lam).reshape(mdp.S, mdp.A)     # dL/dpi(s,a) = g d(s) (T lam)(s,a)
+        return torch.as_tensor(gp, dtype=g.dtype, device=g.device), None
+
+
 # %% ../nbs/02_robust_reward/02a_method.ipynb #4a98691a
 def estimate_chi2(w_hat_on_current, trim: float = 0.01) -> float:
     "chi^2 estimate: trimmed mean of (w_hat - 1) over current-policy samples (E_mu[w] - 1 = chi^2)."
     if not 0 <= trim < 0.5: raise ValueError(f"trim must be in [0, 0.5); got {trim}")
-    return float(scipy.stats.trim_mean(np.asarray(w_hat_on_current, float) - 1, trim))
+    x = np.sort(np.asarray(w_hat_on_current, float).ravel() - 1); k = int(trim * len(x))   # cut k from each end
+    return float(x[k:len(x) - k].mean())
 
+CLIP_MODES = ("normalized", "official")
 def _clip(x, clip): return x if clip is None else np.clip(x, -clip, clip)
+def _penalty(coef, pen, clip, clip_mode):
+    "coef * pen, clipped: 'normalized' clips pen before coef, 'official' clips coef * pen (ORPO's discriminator_reward_clip)."
+    if clip_mode not in CLIP_MODES: raise ValueError(f"clip_mode must be 'normalized' or 'official'; got {clip_mode!r}")
+    return coef * _clip(pen, clip) if clip_mode == "normalized" else _clip(coef * pen, clip)
 
-def robust_step_rewards(proxy_n, w_hat, m_hat, chi2_hat, r, clip=None) -> np.ndarray:
+def robust_step_rewards(proxy_n, w_hat, m_hat, chi2_hat, r, clip=None, clip_mode="normalized") -> np.ndarray:
     "MAX_MIN per-step reward R_n - kappa (w - 1 - m R_n) / sqrt(chi^2 - m^2), kappa = sqrt(1-r^2)/r."
     r = _check_r(r); proxy_n, w_hat = np.asarray(proxy_n, float), np.asarray(w_hat, float)
     _check_same(proxy_n, w_hat, names=("proxy_n", "w_hat"))
     q = chi2_hat - m_hat ** 2
     den = 1.0 if chi2_hat <= 0 else math.sqrt(q) if q > 0 else math.sqrt(chi2_hat)   # the official code's fallbacks
-    return proxy_n - math.sqrt(1 - r * r) / r * _clip((w_hat - 1 - m_hat * proxy_n) / den, clip)
+    return proxy_n - _penalty(math.sqrt(1 - r * r) / r, (w_hat - 1 - m_hat * proxy_n) / den, clip, clip_mode)
 
-def orpo_step_rewards(proxy, w_hat, chi2_hat, lam, clip=None) -> np.ndarray:
+def orpo_step_rewards(proxy, w_hat, chi2_hat, lam, clip=None, clip_mode="normalized") -> np.ndarray:
     "ORPO per-step reward R - lam (w - 1) / sqrt(chi^2)."
     if lam < 0: raise ValueError(f"lam must be >= 0; got {lam}")
     proxy, w_hat = np.asarray(proxy, float), np.asarray(w_hat, float)
     _check_same(proxy, w_hat, names=("proxy", "w_hat"))
-    return proxy - lam * _clip((w_hat - 1) / (math.sqrt(chi2_hat) if chi2_hat > 0 else 1.0), clip)
+    return proxy - _penalty(lam, (w_hat - 1) / (math.sqrt(chi2_hat) if chi2_hat > 0 else 1.0), clip, clip_mode)
+
 
 # %% ../nbs/02_robust_reward/02a_method.ipynb #07aa43f8
 class DensityRatioDiscriminator(torch.nn.Module):
@@ -537,6 +574,23 @@ class DensityRatioDiscriminator(torch.nn.Module):
         for _ in range(steps):
             loss = sp_(-self.log_ratio(cur)).mean() + sp_(self.log_ratio(ref)).mean()
             sgd_step(self, opt, loss)
+        return float(loss.detach())
+    def fit_epochs(self, cur, ref, epochs: int = 2, batch_size: int = 128, lr: float = 5e-2, rng=None) -> float:
+        "Epochs of minibatch Adam on the GAIL-style loss, as the official ORPO code trains its discriminator; the optimizer persists across calls."
+        if not (isinstance(epochs, int) and epochs >= 1 and isinstance(batch_size, int) and batch_size >= 1):
+            raise ValueError(f"epochs and batch_size must be ints >= 1; got {epochs}, {batch_size}")
+        if not isinstance(rng, np.random.Generator): raise TypeError(f"rng must be a numpy Generator; got {type(rng).__name__}")
+        cur, ref = (torch.as_tensor(x, dtype=torch.float32, device=self.device) for x in (cur, ref))
+        if cur.ndim != 2 or ref.ndim != 2 or cur.shape[1] != ref.shape[1] or cur.shape[1] != self.n_features:
+            raise ValueError(f"cur and ref must be (batch, {self.n_features}); got {tuple(cur.shape)} and {tuple(ref.shape)}")
+        if getattr(self, "_opt", None) is None: self._opt = torch.optim.Adam(self.parameters(), lr=lr)
+        sp_, n = torch.nn.functional.softplus, max(len(cur), len(ref))
+        for _ in range(epochs):
+            ic, ir = rng.permutation(n) % len(cur), rng.permutation(n) % len(ref)      # one pass over the larger batch
+            for k in range(0, n, batch_size):
+                c, rf = cur[torch.as_tensor(ic[k:k + batch_size])], ref[torch.as_tensor(ir[k:k + batch_size])]
+                loss = sp_(-self.log_ratio(c)).mean() + sp_(self.log_ratio(rf)).mean()
+                sgd_step(self, self._opt, loss)
         return float(loss.detach())
 
 def _init(layer, g):
@@ -568,3 +622,87 @@ def discriminator_policy_ascent(mdp: TabularMDP, mu_ref, proxy, r, method="robus
         opt.zero_grad(); (-val).backward(); opt.step()   # why: ascent on bare logits, no module
         return dict(W_r=worst_case_value(p.reshape(mdp.S, mdp.A), mu_ref, proxy, r), chi2_hat=c2, chi2=chi2(p, mu_ref.ravel()))
     return fit(step, iters, log_every=1, desc=f"discriminator ascent ({method})", verbose=verbose)
+
+# %% ../nbs/02_robust_reward/02a_method.ipynb #1d93e427
+class RolloutChains:
+    """`n_envs` environments stepped in parallel, as rollout workers do: each step ends the episode with prob. 1-gamma and
+    resets it to rho0, so the visited pairs are draws from the normalized occupancy mu_pi, and episodes run on across calls.
+
+    mdp: the MDP; n_envs: parallel environments; rng: numpy Generator for every draw."""
+    def __init__(self, mdp: TabularMDP, n_envs: int, rng: np.random.Generator):
+        if not isinstance(rng, np.random.Generator): raise TypeError(f"rng must be a numpy Generator; got {type(rng).__name__}")
+        if not (isinstance(n_envs, int) and n_envs >= 1): raise ValueError(f"n_envs must be an int >= 1; got {n_envs!r}")
+        self.mdp, self.n, self.rng = mdp, n_envs, rng
+        self.cum = np.cumsum(mdp.T.data); self.start = np.concatenate([[0.0], self.cum])[mdp.T.indptr[:-1]]   # row CDFs of P
+        self.crho = np.cumsum(mdp.rho0); self.s = self._reset(n_envs)
+    def _reset(self, k): return np.minimum(np.searchsorted(self.crho, self.rng.random(k) * self.crho[-1], side="right"), self.mdp.S - 1)
+    def rollout(self, pi, steps: int):
+        "Step every environment `steps` times under pi; returns (sa, done) of shape (steps, n_envs) and the states reached."
+        m, ip, cpi = self.mdp, self.mdp.T.indptr, np.cumsum(_check_policy(self.mdp, pi), 1)
+        SA, D = np.empty((steps, self.n), int), np.empty((steps, self.n), bool); s = self.s
+        for t in range(steps):
+            a = np.minimum((cpi[s] < self.rng.random(self.n)[:, None]).sum(1), m.A - 1)          # a ~ pi(.|s)
+            sa = s * m.A + a; u = self.start[sa] + self.rng.random(self.n) * (self.cum[ip[sa + 1] - 1] - self.start[sa])
+            s = m.T.indices[np.clip(np.searchsorted(self.cum, u, side="right"), ip[sa], ip[sa + 1] - 1)]   # s' ~ P(.|s,a)
+            d = self.rng.random(self.n) > m.gamma; s = np.where(d, self._reset(self.n), s)        # episode ends w.p. 1-gamma
+            SA[t], D[t] = sa, d
+        self.s = s
+        return SA, D, s
+
+
+# %% ../nbs/02_robust_reward/02a_method.ipynb #363edec3
+class RewardShaper:
+    """Per-step reward callback for a sampled-trajectory RL loop: `shaper(sa)` fits the density-ratio discriminator on the batch
+    against reference rollouts and returns MAX_MIN (robust) or ORPO rewards for the visited pairs.
+
+    proxy_n: standardized proxy on the flat (s,a) pairs; ref_sampler: rng -> flat (s,a) indices of reference rollouts; r: assumed
+    correlation; method: 'robust' or 'orpo'; lam: ORPO penalty (default lambda_a); epochs, batch_size, disc_lr: discriminator
+    training per call; clip, clip_mode: reward clipping (see `robust_step_rewards`); seed: discriminator init and minibatch order."""
+    def __init__(self, proxy_n, ref_sampler, r, method="robust", lam=None, epochs=2, batch_size=128, disc_lr=0.05, clip=10.0,
+                 clip_mode="normalized", seed=0, device="auto"):
+        if method not in ("robust", "orpo"): raise ValueError(f"method must be 'robust' or 'orpo'; got {method!r}")
+        if clip_mode not in CLIP_MODES: raise ValueError(f"clip_mode must be 'normalized' or 'official'; got {clip_mode!r}")
+        self.proxy_n, self.ref_sampler, self.r, self.method = np.asarray(proxy_n, float).ravel(), ref_sampler, _check_r(r), method
+        self.lam = orpo_lambda(r) if lam is None else lam
+        self.epochs, self.batch_size, self.disc_lr, self.clip, self.clip_mode = epochs, batch_size, disc_lr, clip, clip_mode
+        self.rng, n = np.random.default_rng(seed), len(self.proxy_n)
+        self.D, self.eye = DensityRatioDiscriminator(n, device=device, seed=seed), np.eye(n, dtype=np.float32)
+        self.disc_steps = 0
+    def __call__(self, sa) -> np.ndarray:
+        sa = np.asarray(sa); ref = self.ref_sampler(self.rng)
+        self.D.fit_epochs(self.eye[sa], self.eye[ref], self.epochs, self.batch_size, self.disc_lr, self.rng)
+        self.disc_steps += self.epochs * -(-max(len(sa), len(ref)) // self.batch_size)
+        w = np.exp(self.D.log_ratio(self.eye[sa]).detach().cpu().numpy().astype(float))   # w_hat on the batch
+        c2, m, x = estimate_chi2(w), float(self.proxy_n[sa].mean()), self.proxy_n[sa]      # chi^2_hat, m_hat
+        if self.method == "robust": return robust_step_rewards(x, w, m, c2, self.r, self.clip, self.clip_mode)
+        return orpo_step_rewards(x, w, c2, self.lam, self.clip, self.clip_mode)
+
+def _returns(rt, done, v_last):
+    "G_t = r_t + (1 - done_t) G_{t+1}, bootstrapped with the baseline V at the states the fragment ends in."
+    G, g = np.empty_like(rt), v_last
+    for t in range(len(rt) - 1, -1, -1): g = rt[t] + np.where(done[t], 0.0, g); G[t] = g
+    return G
+
+def sampled_policy_gradient(mdp: TabularMDP, reward_fn, pi0, iters: int = 2000, n_envs: int = 32, horizon: int = 8, lr: float = 0.05,
+                            seed: int = 0, eval_fn=None, eval_every: int = 50, baseline_lr: float = 0.2, device="auto",
+                            verbose=False) -> tuple[History, np.ndarray]:
+    "Policy gradient from sampled trajectories: roll out pi_theta, per-step rewards from `reward_fn(sa)`, one Adam step on mean (G_t - V(s_t)) grad log pi(a_t|s_t)."
+    pi0 = _check_policy(mdp, pi0)
+    if not callable(reward_fn): raise TypeError("reward_fn must be callable: reward_fn(sa) -> per-step rewards")
+    dev, env = get_device(device), RolloutChains(mdp, n_envs, np.random.default_rng(seed))
+    logits = torch.log(torch.as_tensor(np.clip(pi0, 1e-12, None), dtype=torch.float64, device=dev)).requires_grad_(True)
+    opt, V = torch.optim.Adam([logits], lr=lr), np.zeros(mdp.S)                        # V: tabular state baseline
+    pi_now = lambda: torch.softmax(logits.detach(), 1).cpu().numpy()
+    def step(i):
+        pi = pi_now(); SA, done, s_end = env.rollout(pi, horizon)
+        rt = np.asarray(reward_fn(SA.ravel()), float).reshape(SA.shape)
+        G = _returns(rt, done, V[s_end]); s = SA // mdp.A; adv = (G - V[s]).ravel()   # advantage G_t - V(s_t)
+        cnt = np.bincount(s.ravel(), minlength=mdp.S); V[:] += baseline_lr * np.bincount(s.ravel(), adv, minlength=mdp.S) / np.maximum(cnt, 1)
+        Gsa = np.bincount(SA.ravel(), adv, minlength=mdp.n).reshape(mdp.S, mdp.A)       # sum of advantages per (s,a)
+        grad = (Gsa - Gsa.sum(1, keepdims=True) * pi) / SA.size                          # grad of <mu_theta, r> = E_mu[Q grad log pi]
+        opt.zero_grad(); logits.grad = torch.as_tensor(-grad, dtype=torch.float64, device=dev); opt.step()
+        return dict(batch_reward=float(rt.mean()))
+    ev = None if eval_fn is None else (lambda: eval_fn(pi_now()))
+    hist = fit(step, iters, eval_fn=ev, eval_every=eval_every if ev else None, log_every=eval_every, desc="policy gradient", verbose=verbose)
+    return hist, pi_now()
+

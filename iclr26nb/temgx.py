@@ -11,7 +11,10 @@ __all__ = ['RESISTANCE_MODES', 'COMBINES', 'VERIFY_MODES', 'RANKINGS', 'LEVELS',
            'node_scores_from_ranking', 'TemGX', 'EdgeRankExplainer', 'RandomExplainer', 'GradExplainer', 'GreedyCF',
            'TGVexLite', 'NodeMaskExplainer', 'fidelity_logit', 'fidelity_regression', 'sparsity', 'TGNNExplainerLite',
            'TempMELite', 'fidelity_sparsity_curve', 'aufsc', 'gt_metrics', 'evaluate_explainer', 'evaluate_anytime',
-           'guarantee_check', 'GConvGRUCell', 'SnapshotCellModel', 'events_to_graph']
+           'guarantee_check', 'GConvGRUCell', 'SnapshotCellModel', 'events_to_graph', 'PyGGConvGRUCell', 'load_traffic',
+           'WindowedModel', 'probe_window', 'jaccard', 'evaluate_sliding', 'explanation_pattern', 'match_pattern',
+           'mine_patterns', 'GlobalDBN', 'whatif_check', 'make_redundant_cascades', 'planted_items', 'single_edge_flip',
+           'make_traffic_incidents', 'r2_tgnn', 'traffic_items', 'evaluate_gt']
 
 # %% ../nbs/15_temgx/15a_method.ipynb #df2e062a
 import math, time, warnings, itertools
@@ -268,16 +271,17 @@ def window_batch(graphs, delta:int) -> tuple:
             es.append(e); ys.append(torch.as_tensor(y[t])); off += g.num_nodes
     return TemporalGraph(off, torch.cat(xs, 1), torch.cat(es)), torch.cat(ys).float()
 
-def train_tgnn(model:nn.Module, train:list, delta:int, epochs:int=30, lr:float=1e-2, seed:int=0, device="cpu", eval_fn=None):
-    "Full-batch BCE training on the union of all training windows; returns core `History`."
+def train_tgnn(model:nn.Module, train:list, delta:int, epochs:int=30, lr:float=1e-2, seed:int=0, device="cpu", eval_fn=None, loss:str="bce"):
+    "Full-batch training on the union of all training windows (loss 'bce': classification, 'mse': regression); returns core `History`."
     if epochs < 1: raise ValueError(f"epochs must be >= 1, got {epochs}")
+    if loss not in ("bce", "mse"): raise ValueError(f"loss must be 'bce' or 'mse', got {loss!r}")
     model.to(device).train()
     g, y = window_batch(train, delta); x, e, y = g.x.to(device), g.edges.to(device), y.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     def step(i):
         logit = model(x, e)[:, 0]
-        loss = F.binary_cross_entropy_with_logits(logit, y)
-        l = sgd_step(model, opt, loss)
+        if loss == "mse": return dict(loss=sgd_step(model, opt, F.mse_loss(logit, y)))
+        l = sgd_step(model, opt, F.binary_cross_entropy_with_logits(logit, y))
         return dict(loss=l, acc=((logit > 0).float() == y).float().mean().item())
     with seeded(seed): hist = fit(step, epochs, eval_fn=eval_fn, eval_every=max(1, epochs // 5) if eval_fn else None, log_every=1, desc="train tgnn")
     model.eval(); return hist
@@ -997,3 +1001,311 @@ def events_to_graph(u, i, ts, n_snapshots:int, num_nodes:int|None=None, x=None, 
         deg = np.zeros((n_snapshots, n), np.float32); np.add.at(deg, (tau, u), 1); np.add.at(deg, (tau, i), 1)
         x = torch.from_numpy(np.stack([np.log1p(deg), np.ones_like(deg)], -1))
     return TemporalGraph(n, torch.as_tensor(x, dtype=torch.float32), e, directed=directed)
+
+# %% ../nbs/15_temgx/15a_method.ipynb #037fc7c4
+class PyGGConvGRUCell(nn.Module):
+    """GConvGRU-lite's cell from PyTorch Geometric layers: H' = cell(X, edge_index, edge_weight, H) (optional extra `graph`).
+
+    d_in: node feature size d; hidden: state size h."""
+    def __init__(self, d_in:int, hidden:int=32):
+        super().__init__()
+        from torch_geometric.nn import SimpleConv                   # optional extra `graph`, imported lazily
+        self.conv, self.hidden = SimpleConv(aggr="sum", combine_root="sum"), hidden   # (A + I) h, edge-weighted
+        self.lin_z, self.lin_r, self.lin_h = [nn.Linear(d_in + hidden, hidden) for _ in range(3)]
+    def forward(self, X, edge_index, edge_weight=None, H=None):
+        H = X.new_zeros(X.shape[0], self.hidden) if H is None else H
+        a = self.conv(torch.cat([X, H], -1), edge_index, edge_weight)
+        z, r = torch.sigmoid(self.lin_z(a)), torch.sigmoid(self.lin_r(a))          # update / reset gates
+        return (1 - z) * H + z * torch.tanh(self.lin_h(self.conv(torch.cat([X, r * H], -1), edge_index, edge_weight)))
+    @classmethod
+    def from_lite(cls, lite:GConvGRULite) -> "PyGGConvGRUCell":
+        "A cell holding a copy of `lite`'s gate weights."
+        c = cls(lite.lin_z.in_features - lite.hidden, lite.hidden)
+        for k in ("lin_z", "lin_r", "lin_h"): getattr(c, k).load_state_dict(getattr(lite, k).state_dict())
+        return c
+
+# %% ../nbs/15_temgx/15a_method.ipynb #5c22f531
+def _load_array(src, key=None):
+    "An array from an ndarray, a .npy/.npz path or a DCRNN-style pickle (the adjacency is the last item of the tuple)."
+    import pickle, pathlib
+    if not isinstance(src, (str, pathlib.Path)): return np.asarray(src)
+    p = pathlib.Path(src)
+    if p.suffix == ".npy": return np.load(p)
+    if p.suffix == ".npz":
+        z = np.load(p); return z[key or z.files[0]]
+    if p.suffix in (".pkl", ".pickle"):
+        with open(p, "rb") as f: obj = pickle.load(f, encoding="latin1")                # DCRNN's load_pickle
+        return np.asarray(obj[-1] if isinstance(obj, (tuple, list)) else obj)
+    raise ValueError(f"unsupported file type {p.suffix!r}: use .npy, .npz or .pkl")
+
+def load_traffic(values, adj, weight_threshold:float=0.0, directed:bool=False) -> TemporalGraph:
+    "METR-LA-style traffic data: values (T, N, d) and an (N, N) adjacency -> a TemporalGraph with the road edges in every snapshot."
+    x, A = _load_array(values).astype(np.float32), _load_array(adj).astype(np.float64)
+    if x.ndim == 2: x = x[..., None]                                                     # (T, N) speeds -> (T, N, 1)
+    if x.ndim != 3: raise ValueError(f"values must be (T, N, d) or (T, N), got shape {x.shape}")
+    T, N, _ = x.shape
+    if A.shape != (N, N): raise ValueError(f"adjacency must be ({N}, {N}) to match the values, got {A.shape}")
+    if not np.isfinite(x).all(): raise ValueError("values contain NaN/Inf (METR-LA stores missing readings as 0)")
+    A = A.copy(); np.fill_diagonal(A, 0)
+    if not directed: A = np.triu(np.maximum(A, A.T))                                    # one row per undirected road
+    u, w = np.nonzero(A > weight_threshold); ew = A[u, w]
+    e = np.stack([np.repeat(u[None], T, 0).ravel(), np.repeat(w[None], T, 0).ravel(), np.repeat(np.arange(T), len(u))], 1)
+    return TemporalGraph(N, torch.from_numpy(x), torch.as_tensor(e, dtype=torch.long).reshape(-1, 3),
+                         torch.as_tensor(np.tile(ew, T), dtype=torch.float32), directed)
+
+# %% ../nbs/15_temgx/15a_method.ipynb #1ea3bef8
+class WindowedModel(nn.Module):
+    """Make a sequence model window-local: it sees only the last `delta` snapshots of whatever it is given.
+
+    model: a module called as model(x_seq, edges, edge_weight, directed=...); delta: window length."""
+    def __init__(self, model:nn.Module, delta:int): super().__init__(); self.model, self.delta = model, delta
+    def forward(self, x, edges, edge_weight=None, directed=False, return_h=False):
+        T = x.shape[-3]; t0 = max(T - self.delta, 0); keep = edges[:, 2] >= t0; e = edges[keep].clone(); e[:, 2] -= t0
+        ew = None if edge_weight is None else edge_weight[..., keep]
+        return self.model(x[..., t0:, :, :], e, ew, directed=directed, return_h=return_h)
+
+def probe_window(model:nn.Module, g:TemporalGraph, t:int, delta:int, atol:float=1e-6, seed:int=0) -> float:
+    "Raise ValueError when model's outputs on the prefix [0, t) change once edges and features before [t-delta, t) are replaced."
+    _check_target(g, 0, t, delta); p = g.window(t, t); t0 = t - delta
+    ew = torch.ones(p.num_edges) if p.edge_weight is None else p.edge_weight.float()
+    x2 = p.x.clone(); x2[:t0] = torch.as_tensor(np.random.default_rng(seed).standard_normal(tuple(x2[:t0].shape)), dtype=x2.dtype)
+    with torch.no_grad():
+        o1 = model(p.x, p.edges, ew, directed=p.directed); o2 = model(x2, p.edges, ew * (p.edges[:, 2] >= t0).float(), directed=p.directed)
+    d = float((o1 - o2).abs().max())
+    if d > atol: raise ValueError(f"the model reads edges or features outside the window [t-delta, t) = [{t0}, {t}): outputs change by {d:.3g}")
+    return d
+
+# %% ../nbs/15_temgx/15a_method.ipynb #d9624768
+@patch
+def explain_sliding(self:TemGX, g:TemporalGraph, target:int, ts) -> list:
+    "One explanation per window end t in ts (windows [t-delta, t)), in order."
+    ts = [int(t) for t in ts]
+    if not ts or sorted(ts) != ts: raise ValueError(f"ts must be a non-empty increasing list of window ends, got {ts}")
+    return [self.explain(g, target, t) for t in ts]
+
+def jaccard(a, b) -> float:
+    "|a & b| / |a | b| (1 when both are empty)."
+    a, b = set(a), set(b); return len(a & b) / len(a | b) if a | b else 1.0
+
+def evaluate_sliding(explainer:TemGX, adapter, g:TemporalGraph, y:np.ndarray, items:list, delta:int, span:int=3) -> list:
+    "Slide each target's window forward up to `span` steps while it stays a predicted positive: recall per position, Jaccard of V_s."
+    rows = []
+    for v, t, _ in items:
+        ts = [s for s in range(t, min(t + span, g.T) + 1) if y[s, v] == 1 and float(adapter.predict(g.window(s, delta))[v]) > 0]
+        ts = ts[:next((i for i in range(1, len(ts)) if ts[i] != ts[i - 1] + 1), len(ts))]    # consecutive positions only
+        exs, gts = explainer.explain_sliding(g, v, ts), [ground_truth(g.window(s, delta), v) for s in ts]
+        for i, (e, gt) in enumerate(zip(exs, gts)):
+            cn = sorted(set(g.window(e.t, delta).edges[e.cand, :2].flatten().tolist()) - {v})
+            same = i > 0 and gts[i - 1]["sources"] == gt["sources"]
+            rows.append(dict(target=v, t=e.t, step=i, recall=gt_metrics(e, gt, cn)["recall"] if gt["nodes"] else float("nan"),
+                             jaccard=jaccard(exs[i - 1].Vs, e.Vs) if same else float("nan")))
+    return rows
+
+# %% ../nbs/15_temgx/15a_method.ipynb #3301080f
+def explanation_pattern(w:TemporalGraph, ex:Explanation) -> tuple:
+    "Snapshots (relative to the window end, e.g. (-3, -2, -1)) at which the longest route from a node of V_s acts; () if none."
+    pats = [tuple(sorted({int(w.edges[i, 2]) - w.T for i in path_nodes_edges(w, [s], ex.target, allowed=ex.edges)[1]})) for s in ex.Vs]
+    return max(pats, key=lambda p: (len(p), [-r for r in p]), default=())
+
+def _pattern_fronts(w:TemporalGraph, times:list, start:np.ndarray) -> list:
+    "fronts[k]: nodes reached from `start` after one hop at each of times[:k] (an edge must be taken at every listed snapshot)."
+    e, fr = w.edges.numpy(), [start.copy()]
+    for tau in times:
+        s = e[e[:, 2] == tau]; u, x = (s[:, 0], s[:, 1]) if w.directed else (np.r_[s[:, 0], s[:, 1]], np.r_[s[:, 1], s[:, 0]])
+        nxt = np.zeros(w.num_nodes, bool); nxt[x[fr[-1][u]]] = True; fr.append(nxt)
+    return fr
+
+def match_pattern(w:TemporalGraph, pattern:tuple, flag_dim:int=0) -> np.ndarray:
+    "Boolean [N]: nodes that a node flagged at or before the pattern's first snapshot reaches with one hop at each pattern snapshot."
+    times = [w.T + int(r) for r in pattern]
+    if not times or sorted(set(times)) != times or times[0] < 0 or times[-1] >= w.T:
+        raise ValueError(f"pattern must be increasing offsets in [-{w.T}, -1], got {pattern}")
+    start = (w.x[: times[0] + 1, :, flag_dim] > 0.5).any(0).numpy()
+    return _pattern_fronts(w, times, start)[-1]
+
+def mine_patterns(explanations, top:int=8) -> list:
+    "The `top` most frequent non-empty patterns among (window, Explanation) pairs, most frequent first."
+    from collections import Counter
+    c = Counter(p for w, ex in explanations if (p := explanation_pattern(w, ex)))
+    return [p for p, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:top]]
+
+# %% ../nbs/15_temgx/15a_method.ipynb #12ac1753
+class GlobalDBN:
+    """Global explanation: a two-slice DBN over a node's pattern state M_t (library pattern, 'self' or 'none') and its prediction Y_t.
+
+    patterns: the pattern library (tuples of snapshot offsets, from `mine_patterns`); alpha: Laplace smoothing of the counts."""
+    def __init__(self, patterns:list, alpha:float=1.0):
+        if not patterns: raise ValueError("patterns must hold at least one pattern")
+        if alpha < 0: raise ValueError(f"alpha must be >= 0, got {alpha}")
+        self.patterns, self.alpha = [tuple(p) for p in patterns], alpha
+        self.names = [str(p) for p in self.patterns] + ["self", "none"]; self.S = len(self.names); self.none = self.S - 1
+    def states(self, w:TemporalGraph) -> np.ndarray:
+        "M for every node of window w: the index of the first matching library pattern, S-2 if flagged in w, S-1 otherwise."
+        st = np.full(w.num_nodes, self.none)
+        for i, p in reversed(list(enumerate(self.patterns))):
+            if -min(p) <= w.T: st[match_pattern(w, p)] = i
+        st[(w.x[:, :, 0] > 0.5).any(0).numpy()] = self.S - 2; return st
+    def fit(self, adapter, graphs:list, delta:int) -> "GlobalDBN":
+        "Count P(M_1), P(M_t | M_{t-1}) and P(Y_t | M_t) over every node and window of the graphs."
+        a, S = self.alpha, self.S; c0, ct, cy = np.full(S, a), np.full((S, S), a), np.full((S, 2), a)
+        for g in graphs:
+            prev = None
+            for t in range(delta, g.T + 1):
+                w = g.window(t, delta); st = self.states(w); yv = (adapter.predict(w) > 0).long().numpy()
+                np.add.at(cy, (st, yv), 1)
+                if prev is None: np.add.at(c0, st, 1)
+                else: np.add.at(ct, (prev, st), 1)
+                prev = st
+        self.p0, self.trans, self.emit = c0 / c0.sum(), ct / ct.sum(1, keepdims=True), cy / cy.sum(1, keepdims=True)
+        self.counts = cy - a; return self
+
+# %% ../nbs/15_temgx/15a_method.ipynb #aced4ba6
+@patch
+def _idx(self:GlobalDBN, m) -> int:
+    if isinstance(m, (int, np.integer)) and 0 <= m < self.S: return int(m)
+    key = str(tuple(m)) if isinstance(m, (tuple, list)) else str(m)
+    if key not in self.names: raise ValueError(f"unknown state {m!r}: use a library pattern, 'self' or 'none' ({self.names})")
+    return self.names.index(key)
+
+@patch
+def p_y(self:GlobalDBN, m) -> float:
+    "P(Y = 1 | M = m)."
+    return float(self.emit[self._idx(m), 1])
+
+@patch
+def what_if(self:GlobalDBN, m, to="none") -> float:
+    "P(Y = 1 | do(M = to)) - P(Y = 1 | M = m): the change of the positive rate if pattern m were replaced by `to`."
+    return self.p_y(to) - self.p_y(m)
+
+@patch
+def forecast(self:GlobalDBN, m, steps:int=1) -> dict:
+    "P(M_{t+steps} | M_t = m) and the positive rate steps windows ahead."
+    if steps < 0: raise ValueError(f"steps must be >= 0, got {steps}")
+    p = np.eye(self.S)[self._idx(m)] @ np.linalg.matrix_power(self.trans, steps)
+    return dict(p_m=dict(zip(self.names, p.tolist())), p_y=float(p @ self.emit[:, 1]))
+
+# %% ../nbs/15_temgx/15a_method.ipynb #8a483976
+def whatif_check(dbn:GlobalDBN, adapter, g:TemporalGraph, delta:int) -> dict:
+    "Measured positive rate after deleting the edges of every match of each node's pattern (nodes with a library pattern and Y = 1)."
+    after = []
+    for t in range(delta, g.T + 1):
+        w = g.window(t, delta); st = dbn.states(w); base = adapter.predict(w) > 0; e = w.edges.numpy()
+        vs = [v for v in range(w.num_nodes) if st[v] < len(dbn.patterns) and bool(base[v])]
+        if not vs: continue
+        masks = torch.ones(len(vs), w.num_edges)
+        for i, v in enumerate(vs):                       # edges of every match: forward from the flags, backward from v
+            times = [w.T + r for r in dbn.patterns[st[v]]]
+            fr = _pattern_fronts(w, times, (w.x[: times[0] + 1, :, 0] > 0.5).any(0).numpy())
+            bk = np.zeros(w.num_nodes, bool); bk[v] = True
+            for k in range(len(times) - 1, -1, -1):
+                sel = np.flatnonzero(e[:, 2] == times[k]); a, b = e[sel, 0], e[sel, 1]
+                hit = (fr[k][a] & bk[b]) | (fr[k][b] & bk[a]) if not w.directed else fr[k][a] & bk[b]
+                masks[i, sel[hit]] = 0; nb = np.zeros(w.num_nodes, bool); nb[a[hit & bk[b]]] = True
+                if not w.directed: nb[b[hit & bk[a]]] = True
+                bk = nb & fr[k]
+        o = adapter.predict_batch(w, masks)
+        after += [float(o[i, v] > 0) for i, v in enumerate(vs)]
+    return dict(n=len(after), measured_p_y=float(np.mean(after)) if after else float("nan"), dbn_p_y=dbn.p_y("none"))
+
+# %% ../nbs/15_temgx/15a_method.ipynb #c2ceeb12
+def make_redundant_cascades(N:int=60, T:int=12, delta:int=5, n_each:int=3, bg_degree:float=0.3, hub_degree:int=6, seed:int=0):
+    "D2: planted targets with redundant routes, two sources, long chains behind hubs, plus off-path decoys; returns (g, y, info)."
+    if N < 20 or delta < 4 or T < delta: raise ValueError(f"need N >= 20, delta >= 4, T >= delta; got N={N}, T={T}, delta={delta}")
+    rng = np.random.default_rng(seed); E = []; x = np.zeros((T, N, 4), np.float32)
+    x[:, :, 1:3] = rng.standard_normal((T, N, 2)); x[:, :, 3] = 1.0
+    for tau in range(T):
+        for _ in range(rng.poisson(N * bg_degree / 2)): E.append((*rng.choice(N, 2, replace=False), tau))
+    planted = []
+    def nodes(k): return [int(c) for c in rng.choice(N, k, replace=False)]
+    for kind in ["redundant"] * n_each + ["multi"] * n_each + ["hub"] * n_each:
+        t_end = int(rng.integers(delta, T + 1)); t0 = t_end - delta          # the window [t0, t_end) holds the whole pattern
+        if kind == "redundant":
+            s, a, b, v = nodes(4); x[t0, s, 0] = 1; E += [(s, a, t0 + 1), (s, b, t0 + 1), (a, v, t0 + 2), (b, v, t0 + 2)]
+        elif kind == "multi":
+            s1, s2, a, b, v = nodes(5); x[t0, s1, 0] = x[t0 + 1, s2, 0] = 1; E += [(s1, a, t0 + 1), (a, v, t0 + 2), (s2, b, t0 + 2), (b, v, t0 + 3)]
+        else:
+            ch = nodes(delta + 1); s, hub, v = ch[0], ch[-2], ch[-1]; x[t0, s, 0] = 1
+            E += [(ch[i], ch[i + 1], t0 + i) for i in range(delta)]
+            off = np.setdiff1d(np.arange(N), ch)                             # the hub's other roads avoid the chain
+            E += [(hub, int(c), tau) for tau in range(t0, t_end) for c in rng.choice(off, hub_degree, replace=False)]
+        d, z = nodes(2); tl = t_end - 1                                      # decoys: wrong time order, and an inert neighbour
+        E += [(d, v, tl), (z, v, tl)]; x[tl, d, 0] = 1 if kind != "hub" else 0
+        planted.append(dict(kind=kind, target=int(v), t=t_end))
+    e = torch.tensor(sorted(set((min(u, w), max(u, w), t) for u, w, t in E if u != w)), dtype=torch.long).reshape(-1, 3)
+    g = TemporalGraph(N, torch.from_numpy(x), e); y = -np.ones((T + 1, N), np.int64)
+    for t in range(delta, T + 1): wdw = g.window(t, delta); y[t] = reach_labels(wdw, wdw.x[:, :, 0].numpy() > 0.5)
+    return g, y, dict(planted=planted)
+
+def planted_items(adapter, g:TemporalGraph, y:np.ndarray, info:dict, delta:int) -> list:
+    "(target, t, gt, kind) for each planted target that is positive, predicted positive, not flagged itself and has a GT path."
+    out = []
+    for p in info["planted"]:
+        v, t = p["target"], p["t"]; w = g.window(t, delta)
+        if y[t, v] == 1 and float(adapter.predict(w)[v]) > 0 and float(w.x[:, v, 0].max()) < 0.5:
+            gt = ground_truth(w, v)
+            if gt["edges"]: out.append((v, t, gt, p["kind"]))
+    return out
+
+def single_edge_flip(adapter, g:TemporalGraph, v:int, t:int, delta:int) -> bool:
+    "Does removing some single candidate edge flip the prediction of v on the window ending at t?"
+    w = g.window(t, delta); cand, _ = candidate_edges(w, v)
+    return bool(edge_influence(adapter, w, v, cand)[1].any()) if len(cand) else False
+
+# %% ../nbs/15_temgx/15a_method.ipynb #936981fc
+def make_traffic_incidents(side:int=8, T:int=12, delta:int=4, n_incidents:int=6, gamma:float=0.8, extra:float=0.1, seed:int=0):
+    "D3 road-grid incidents: returns (g, y [T+1, N] float congestion, -1 before delta, info with incidents)."
+    if side < 3 or T < delta or delta < 1 or not 0 < gamma < 1: raise ValueError(f"need side >= 3, 1 <= delta <= T, 0 < gamma < 1; got {side}, {T}, {delta}, {gamma}")
+    rng, N = np.random.default_rng(seed), side * side
+    grid = [(i * side + j, i * side + j + 1) for i in range(side) for j in range(side - 1)] + [(i * side + j, (i + 1) * side + j) for i in range(side - 1) for j in range(side)]
+    order, parent, roads = rng.permutation(len(grid)), list(range(N)), []
+    def root(a):
+        while parent[a] != a: parent[a] = parent[parent[a]]; a = parent[a]
+        return a
+    for k in order:                                                       # random spanning tree (Kruskal) + shortcuts
+        a, b = grid[k]; ra, rb = root(a), root(b)
+        if ra != rb or rng.random() < extra: roads.append((min(a, b), max(a, b))); parent[ra] = rb
+    x = np.zeros((T, N, 4), np.float32); x[:, :, 1:3] = 0.3 * rng.standard_normal((T, N, 2)); x[:, :, 3] = 1.0
+    inc = [dict(node=int(rng.integers(N)), t0=int(rng.integers(0, T)), m=float(rng.uniform(0.6, 1.0))) for _ in range(n_incidents)]
+    for c in inc: x[c["t0"], c["node"], 0] = c["m"]
+    e = torch.tensor(sorted({(a, b, t) for a, b in roads for t in range(T)}), dtype=torch.long)
+    g = TemporalGraph(N, torch.from_numpy(x), e); y = -np.ones((T + 1, N), np.float32)
+    for t in range(delta, T + 1):
+        w = g.window(t, delta); r = np.zeros(N)
+        for tau, (u, v) in enumerate(_snap_lists(w)):                      # congestion: max(own, gamma * neighbours), one hop per snapshot
+            s = np.maximum(r, w.x[tau, :, 0].numpy() * (w.x[tau, :, 0].numpy() > 0.5)); r = s.copy(); np.maximum.at(r, v, gamma * s[u])
+        y[t] = r
+    return g, y, dict(incidents=inc, roads=roads)
+
+# %% ../nbs/15_temgx/15a_method.ipynb #4d2c5d7c
+def r2_tgnn(model:nn.Module, data:list, delta:int, device="cpu") -> float:
+    "Coefficient of determination R^2 of a regression TGNN over every window of every (g, y)."
+    g, y = window_batch(data, delta)
+    with torch.no_grad(): pred = model(g.x.to(device), g.edges.to(device))[:, 0].cpu()
+    return float(1 - ((pred - y) ** 2).sum() / ((y - y.mean()) ** 2).sum().clamp_min(1e-12))
+
+def traffic_items(adapter, g:TemporalGraph, y:np.ndarray, delta:int, n:int, thr:float=0.3, seed:int=0) -> list:
+    "Up to n (target, t, gt): congestion y >= thr, predicted >= thr / 2, no incident at the target itself, non-empty GT."
+    out = []
+    for t in range(delta, g.T + 1):
+        w = g.window(t, delta); pr = adapter.predict(w)
+        for v in range(g.num_nodes):
+            if y[t, v] >= thr and float(pr[v]) >= thr / 2 and float(w.x[:, v, 0].max()) < 0.5:
+                gt = ground_truth(w, v)
+                if gt["edges"]: out.append((v, t, gt))
+    idx = np.random.default_rng(seed).permutation(len(out))[:n]
+    return [out[i] for i in sorted(idx)]
+
+def evaluate_gt(explainer, g:TemporalGraph, items:list, delta:int) -> list:
+    "GT recall and AUROC of the node scores over the candidate nodes, far-source recall, and time, per target."
+    rows = []
+    for it in items:
+        v, t, gt = it[:3]; e = explainer.explain(g, v, t)
+        if not e.cand: continue
+        w = g.window(t, delta); cn = sorted(set(w.edges[e.cand, :2].flatten().tolist()) - {v}); m = gt_metrics(e, gt, cn)
+        ev = w.edges.numpy(); adj = {int(b) for a, b in ev[:, :2] if a == v} | {int(a) for a, b in ev[:, :2] if b == v}
+        far = [s for s in gt["sources"] if s not in adj]
+        jit = np.random.default_rng(0).random(len(cn)); order = [c for _, _, c in sorted(zip([-e.node_scores.get(c, 0.0) for c in cn], jit, cn))]
+        fr = len(set(order[:len(gt["sources"])]) & set(far)) / len(far) if far else float("nan")   # far sources among the top-|sources| nodes
+        rows.append(dict(target=v, t=t, kind=it[3] if len(it) > 3 else "", recall=m["recall"], auroc=m["auroc"], far_recall=fr,
+                         n_sources=len(gt["sources"]), time_s=e.runtime_s, n_cand=len(e.cand)))
+    return rows

@@ -614,8 +614,8 @@ def dpo(policy: TinyLM, ref_policy: TinyLM, world: RubricWorld, pairs: list[Pref
 def _win(q, q_ref): return float(np.mean([(a > b) + 0.5 * (a == b) for a, b in zip(q, q_ref)]))
 
 def evaluate_policy(policy: TinyLM, world: RubricWorld, prompts: list[Prompt], references: list[tuple], n_samples: int = 4,
-                    baseline: TinyLM | None = None, seed: int = 0) -> dict:
-    "Hidden-Q evaluation: mean Q at T=1 and greedy, win rate vs the references and vs a baseline policy, mean length in chunks."
+                    baseline: TinyLM | None = None, seed: int = 0, lengths: bool = False) -> dict:
+    "Hidden-Q evaluation: mean Q at T=1 and greedy, win rate vs the references and vs a baseline policy, mean length in chunks (with `lengths`, its histogram)."
     _check_prompts(prompts)
     if len(references) != len(prompts): raise ValueError(f"{len(prompts)} prompts but {len(references)} references")
     ys = sample_responses(policy, world, prompts, n_samples, 1.0, seed)
@@ -625,6 +625,7 @@ def evaluate_policy(policy: TinyLM, world: RubricWorld, prompts: list[Prompt], r
     out = dict(mean_q=float(np.mean(q)), mean_q_greedy=float(np.mean(gq)),
                win_vs_ref=_win([v for row in q for v in row], [r for r in qr for _ in range(n_samples)]),
                mean_len=float(np.mean([len(chunks(y)) for row in ys for y in row])))
+    if lengths: out["len_counts"] = {int(k): int(v) for k, v in enumerate(np.bincount([len(chunks(y)) for row in ys for y in row])) if v}   # length -> samples
     if baseline is not None:
         qb = [[world.quality(p, y) for y in row] for p, row in zip(prompts, sample_responses(baseline, world, prompts, n_samples, 1.0, seed + 1))]
         out["win_vs_base"] = _win([v for row in q for v in row], [v for row in qb for v in row])

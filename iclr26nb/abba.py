@@ -15,18 +15,20 @@ import torch.nn as nn
 import torch.nn.functional as F
 from .core.runtime import get_device, seeded
 from .core.train import fit, sgd_step
+from .models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer
 
 # %% auto #0
-__all__ = ['KINDS', 'ADAPTERS', 'khatri_rao_rows', 'khatri_rao_cols', 'hadamard_lowrank', 'equal_budget', 'param_count',
-           'max_rank', 'AdapterLinear', 'LoRALinear', 'HiRALinear', 'DoRALinear', 'ABBALinear', 'LoHaLinear',
-           'make_adapter', 'adapters', 'apply_adapters', 'adapter_state_dict', 'load_adapter_state_dict', 'merge_all',
-           'unmerge_all', 'save_adapter', 'load_adapter', 'to_peft_loha_state_dict', 'StandInConfig', 'StandInBlock',
-           'StandInLM', 'save_standin', 'load_local_model', 'to_peft_state_dict', 'peft_config', 'from_peft_state_dict',
-           'save_peft_adapter', 'eckart_young_error', 'effective_rank', 'spectral_target', 'gaussian_target',
-           'hadamard_target', 'ReconResult', 'reconstruct_many', 'reconstruct', 'als_abba', 'digits_data', 'DigitsMLP',
-           'accuracy', 'pretrain_digits', 'finetune_digits', 'finetune_sweep', 'rule_data', 'rule_switch',
-           'teacher_student', 'saved_bytes', 'cost_model', 'bench_layer', 'kr_dense_agreement', 'peak_bytes',
-           'bench_memory']
+__all__ = ['KINDS', 'ADAPTERS', 'ARITH_TARGETS', 'ARITH_OPS', 'khatri_rao_rows', 'khatri_rao_cols', 'hadamard_lowrank',
+           'equal_budget', 'param_count', 'max_rank', 'AdapterLinear', 'LoRALinear', 'HiRALinear', 'DoRALinear',
+           'ABBALinear', 'LoHaLinear', 'make_adapter', 'adapters', 'apply_adapters', 'adapter_state_dict',
+           'load_adapter_state_dict', 'merge_all', 'unmerge_all', 'save_adapter', 'load_adapter',
+           'to_peft_loha_state_dict', 'StandInConfig', 'StandInBlock', 'StandInLM', 'save_standin', 'load_local_model',
+           'to_peft_state_dict', 'peft_config', 'from_peft_state_dict', 'save_peft_adapter', 'eckart_young_error',
+           'effective_rank', 'spectral_target', 'gaussian_target', 'hadamard_target', 'ReconResult', 'reconstruct_many',
+           'reconstruct', 'als_abba', 'digits_data', 'DigitsMLP', 'accuracy', 'pretrain_digits', 'finetune_digits',
+           'finetune_sweep', 'rule_data', 'rule_switch', 'arith_tokenizer', 'arith_data', 'arith_model', 'arith_loss',
+           'arith_accuracy', 'pretrain_arith', 'finetune_arith', 'teacher_student', 'saved_bytes', 'cost_model',
+           'bench_layer', 'kr_dense_agreement', 'peak_bytes', 'bench_memory']
 
 # %% ../nbs/11_abba/11a_method.ipynb #46ee751d
 def khatri_rao_rows(B1: torch.Tensor, B2: torch.Tensor) -> torch.Tensor:
@@ -661,6 +663,7 @@ def _ls(G: torch.Tensor, y: torch.Tensor, ridge: float) -> torch.Tensor:
 def als_abba(target, r1: int, r2: int, sweeps: int = 100, restarts: int = 1, seed: int = 0, ridge: float = 1e-10) -> ReconResult:
     "Fit T ≈ (B1A1) ⊙ (B2A2) by alternating exact least squares over B1, B2 (rows) and A1, A2 (columns); best of `restarts`."
     _check_pos_int(r1=r1, r2=r2, sweeps=sweeps, restarts=restarts)
+    if not (isinstance(ridge, (int, float)) and math.isfinite(ridge) and ridge >= 0): raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
     T = torch.tensor(_as_np(target), dtype=torch.float64); c = float(T.norm()); T = T / c; (m, n), g = T.shape, torch.Generator().manual_seed(seed)
     errs, best = [], None
     for _ in range(restarts):
@@ -736,9 +739,10 @@ def finetune_digits(base: nn.Module, data: dict, method: str, r: int = 8, lr: fl
                n_trainable=sum(p.numel() for p in model.parameters() if p.requires_grad))
     return (out, model) if return_model else out
 
-def finetune_sweep(base, data, method, r=8, lrs=(1e-3, 3e-3, 1e-2, 3e-2), **kw) -> dict:
+def finetune_sweep(base, data, method, r=8, lrs=(1e-3, 3e-3, 1e-2, 3e-2), train_fn: Callable | None = None, **kw) -> dict:
     "Per-method learning-rate sweep: train at every lr, pick by validation accuracy, report that run's test accuracy."
-    runs = {lr: finetune_digits(base, data, method, r=r, lr=lr, **kw) for lr in lrs}
+    train_fn = train_fn or finetune_digits                    # any trainer with finetune_digits' signature (e.g. finetune_arith)
+    runs = {lr: train_fn(base, data, method, r=r, lr=lr, **kw) for lr in lrs}
     best = max(lrs, key=lambda lr: (runs[lr]["val_acc"], -lr))
     return dict(runs[best], lr=best, val_by_lr={lr: v["val_acc"] for lr, v in runs.items()})
 
@@ -758,6 +762,67 @@ def rule_switch(seed: int = 0, steps: int = 600, lr: float = 3e-3, batch: int = 
     with seeded(seed): model = DigitsMLP().to(get_device(device))
     _train(model, old, lr, steps, batch, seed, "pretrain rule"); model.eval()
     return model, accuracy(model, old["test"]), new
+
+# %% ../nbs/11_abba/11a_method.ipynb #fbff7a16
+ARITH_TARGETS = ("wq", "wk", "wv", "wo", "w1", "w2", "w3")   # attention q/k/v/o and the SwiGLU MLP of every block
+ARITH_OPS = {"+": lambda a, b: (a + b) % 100, "-": lambda a, b: (a - b) % 100}
+_ANS = 7                                                       # answer positions: <bos> a1 a0 op b1 b0 = | z0 z1
+
+def arith_tokenizer() -> Tokenizer: return Tokenizer.from_chars("0123456789+-=")
+
+def arith_data(op: str, seed: int = 0, n: tuple = (6000, 2000, 2000), device="cpu") -> dict:
+    "All 10,000 problems 'ab<op>cd=' on two-digit operands with answer (a op b) mod 100 reversed, as id tensors (N, 9); split by `seed`."
+    if op not in ARITH_OPS: raise ValueError(f"op must be one of {list(ARITH_OPS)}, got {op!r}")
+    _check_pos_int(**{f"n_{k}": v for k, v in zip(("train", "val", "test"), n)})
+    if sum(n) > 10_000: raise ValueError(f"n must sum to at most 10,000 problems, got {sum(n)}")
+    tok = arith_tokenizer(); a, b = np.divmod(np.arange(10_000), 100)
+    rows = [[tok.bos_id] + tok.encode(f"{x:02d}{op}{y:02d}=" + f"{ARITH_OPS[op](x, y):02d}"[::-1]) for x, y in zip(a, b)]
+    ids = torch.tensor(rows)[torch.randperm(10_000, generator=torch.Generator().manual_seed(seed))].to(get_device(device))
+    i, j = n[0], n[0] + n[1]
+    return dict(train=ids[:i], val=ids[i:j], test=ids[j:j + n[2]])
+
+def arith_model(seed: int = 0, d_model: int = 64, n_layers: int = 2, n_heads: int = 4, device="cpu") -> TinyLM:
+    "The shared causal `TinyLM` sized for 9-token arithmetic problems."
+    c = TinyLMConfig(vocab_size=len(arith_tokenizer()), d_model=d_model, n_layers=n_layers, n_heads=n_heads, max_len=16)
+    return TinyLM(c, seed=seed).to(get_device(device))
+
+def _arith_logits(model, ids): return model(ids[:, :-1])[:, _ANS - 1:]        # next-token logits at the 2 answer positions
+
+def arith_loss(model: nn.Module, ids: torch.Tensor) -> torch.Tensor:
+    "Cross-entropy of the answer digits only."
+    lg = _arith_logits(model, ids); return F.cross_entropy(lg.reshape(-1, lg.shape[-1]), ids[:, _ANS:].reshape(-1))
+
+@torch.no_grad()
+def arith_accuracy(model: nn.Module, ids: torch.Tensor) -> float:
+    "Percent of problems with both answer digits right (teacher-forced argmax = greedy decoding)."
+    return 100.0 * float((_arith_logits(model, ids).argmax(-1) == ids[:, _ANS:]).all(-1).float().mean())
+
+# %% ../nbs/11_abba/11a_method.ipynb #8f14174e
+def _train_arith(model, ids, lr, steps, batch, seed, desc):
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.Adam(params, lr=lr); gen = torch.Generator().manual_seed(seed)
+    def step(i):
+        j = torch.randint(0, len(ids), (batch,), generator=gen).to(ids.device)
+        return dict(loss=sgd_step(model, opt, arith_loss(model, ids[j])))
+    return fit(step, steps, log_every=max(1, steps // 20), desc=desc, verbose=False)
+
+def pretrain_arith(seed: int = 0, op: str = "+", steps: int = 1000, lr: float = 3e-3, batch: int = 64, device="cpu"):
+    "Pretrain the tiny transformer on `op`; returns (model, its test accuracy on `op`)."
+    data = arith_data(op, seed, device=device); model = arith_model(seed, device=device)
+    _train_arith(model, data["train"], lr, steps, batch, seed, f"pretrain {op}")
+    return model.eval(), arith_accuracy(model, data["test"])
+
+def finetune_arith(base: nn.Module, data: dict, method: str, r: int = 8, lr: float = 1e-2, steps: int = 150,
+                   batch: int = 64, seed: int = 0, targets=ARITH_TARGETS, return_model: bool = False) -> dict:
+    "Adapt a copy of the transformer with `method` (an adapter kind on `targets` at budget r, or 'full'); same output as `finetune_digits`."
+    if method not in KINDS + ("full",): raise ValueError(f"method must be one of {KINDS + ('full',)}, got {method!r}")
+    model = copy.deepcopy(base).train(); gen = torch.Generator().manual_seed(seed)
+    if method != "full":
+        with torch.random.fork_rng(): apply_adapters(model, method, list(targets), r=r, generator=gen)
+    h = _train_arith(model, data["train"], lr, steps, batch, seed, f"{method} r={r}"); model.eval()
+    out = dict(val_acc=arith_accuracy(model, data["val"]), test_acc=arith_accuracy(model, data["test"]), loss=h.last["loss"],
+               n_trainable=sum(p.numel() for p in model.parameters() if p.requires_grad))
+    return (out, model) if return_model else out
 
 # %% ../nbs/11_abba/11a_method.ipynb #f4e6e63a
 def teacher_student(kind: str, r: int = 8, m: int = 64, steps: int = 2000, lr: float = 3e-3, batch: int = 256,

@@ -113,3 +113,12 @@ def test_load_local_model_uses_the_checkpoint_class(tmp_path):
     m = load_local_model(tmp_path/"bert")
     assert type(m).__name__ == "BertModel"
     with torch.no_grad(): assert (m(ids).last_hidden_state - ref(ids).last_hidden_state).abs().max() <= 1e-6
+
+
+def test_als_abba_rejects_a_negative_or_nonfinite_ridge():
+    import numpy as np
+    from iclr26nb.abba import als_abba
+    T = np.outer(np.arange(1.0, 7.0), np.arange(1.0, 5.0))
+    assert als_abba(T, 1, 1, sweeps=5, ridge=0.0).error < 1e-10                 # ridge = 0 is allowed (plain least squares)
+    for bad in (-1e-6, float("nan"), float("inf"), "0"):
+        with pytest.raises(ValueError, match="ridge must be"): als_abba(T, 1, 1, ridge=bad)

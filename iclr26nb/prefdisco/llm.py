@@ -17,15 +17,17 @@ from ..core.train import fit, sgd_step
 from ..core.runtime import get_device
 from ..models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer
 from .sim import *
-from .sim import _check_mode, _norm, _row
+from .sim import _check_mode, _norm, _row, normalize_problem
+from fastcore.basics import patch_to
 
 # %% auto #0
 __all__ = ['SYSTEM_KNOWN', 'SYSTEM_DISCOVERY', 'SYSTEM_FIXED', 'USER_TEMPLATES', 'JUDGE_PROMPT', 'CORRECT_PROMPT',
-           'EXPRESSED_PROMPT', 'DIALOG_EXTRA', 'persona_profile_text', 'instance_preferences', 'chat_history_text',
-           'extract_json', 'ChatClient', 'HTTPFailure', 'LocalChatServer', 'MockChatServer', 'LLMAgent', 'cat_title',
-           'LLMUser', 'LLMJudge', 'LLMCorrectnessJudge', 'llm_call_budget', 'run_llm_protocol', 'dialog_words',
-           'protocol_words', 'DialogTokenizer', 'dialog_corpus', 'dialog_loss', 'train_dialog_lm', 'save_dialog_lm',
-           'load_dialog_lm', 'TinyLMResponder']
+           'EXPRESSED_PROMPT', 'DIALOG_EXTRA', 'GEN_SYSTEM', 'GEN_SYSTEM_IMAGE', 'GEN_PROMPTS', 'persona_profile_text',
+           'instance_preferences', 'chat_history_text', 'extract_json', 'ChatClient', 'HTTPFailure', 'LocalChatServer',
+           'MockChatServer', 'LLMAgent', 'cat_title', 'LLMUser', 'LLMJudge', 'LLMCorrectnessJudge', 'llm_call_budget',
+           'run_llm_protocol', 'dialog_words', 'protocol_words', 'DialogTokenizer', 'dialog_corpus', 'dialog_loss',
+           'train_dialog_lm', 'save_dialog_lm', 'load_dialog_lm', 'TinyLMResponder', 'image_part', 'gen_messages',
+           'dedup_dimension', 'BenchmarkGenerator']
 
 # %% ../../nbs/06_prefdisco/06c_protocol.ipynb #3e1c5552
 SYSTEM_KNOWN = ("You are a helpful assistant giving a personalized explanation of the problem the user asks about. The user "
@@ -134,6 +136,13 @@ def extract_json(text: str) -> dict:
 
 _RETRY = (429, 500, 502, 503, 504)
 
+def _content_ok(c) -> bool:
+    "str content, or OpenAI content parts: a non-empty list of {type: text, text} / {type: image_url, image_url: {url}}."
+    if isinstance(c, str): return True
+    return isinstance(c, list) and bool(c) and all(isinstance(x, dict) and (
+        (x.get("type") == "text" and isinstance(x.get("text"), str)) or
+        (x.get("type") == "image_url" and isinstance(x.get("image_url"), dict) and isinstance(x["image_url"].get("url"), str))) for x in c)
+
 class ChatClient:
     "Chat completions over HTTP (OpenAI-compatible) with retries, backoff, an optional disk cache and call counters."
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60, max_retries: int = 3,
@@ -168,8 +177,8 @@ class ChatClient:
         "The assistant's reply text (a JSON string in json_mode)."
         if not isinstance(messages, (list, tuple)) or not messages: raise ValueError("messages must be a non-empty list of {role, content}")
         for m in messages:
-            if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant") or not isinstance(m.get("content"), str):
-                raise ValueError(f"each message needs role in (system, user, assistant) and str content, got {m!r}")
+            if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant") or not _content_ok(m.get("content")):
+                raise ValueError(f"each message needs role in (system, user, assistant) and str content (or a list of text/image_url parts), got {str(m)[:200]}")
         payload = dict(model=self.model, messages=[dict(role=m["role"], content=m["content"]) for m in messages], temperature=temperature)
         if json_mode: payload["response_format"] = {"type": "json_object"}
         if self.max_tokens: payload["max_tokens"] = self.max_tokens
@@ -480,3 +489,133 @@ class TinyLMResponder:
             out = self.model.generate(torch.tensor([ids], device=dev), self.max_new, eos_id=self.tok.tok.eos_id)[0, len(ids):].tolist()
             self.calls += 1; self.tokens += len(out)
         return self.tok.detok(out)
+
+# %% ../../nbs/06_prefdisco/06c_protocol.ipynb #20ddf6ea
+GEN_SYSTEM = "You are a helpful assistant that replies with clean, valid, parsable JSON only."
+GEN_SYSTEM_IMAGE = GEN_SYSTEM + " When an image is attached, use what it shows that is relevant to the question."
+GEN_PROMPTS = dict(
+ general=("You design personalization for AI explanations of {domain}. Examples from the dataset:\n{examples}\n\nList 4-5 GENERAL "
+          "personalization dimensions that apply to every problem of this dataset. Reply as JSON: {{\"dimensions\": [{{\"name\": ..., "
+          "\"description\": ..., \"value_range\": ..., \"global_importance\": 1-5}}]}}"),
+ persona=("Create persona number {i} of a diverse library of people who ask AI assistants about {domain}. Reply as JSON with the "
+          "fields name, minimal_necessary_description, demographics {{age, occupation, location, hobbies}}, domain_expertise (list), "
+          "educational_profile {{knowledge_level, cognitive_features {{learning_style, problem_solving}}, affective_features "
+          "{{confidence, anxiety_triggers, motivation}}}}, personality_big5 {{openness, conscientiousness, extraversion, "
+          "agreeableness, neuroticism}} and backstory."),
+ propose=("PERSONA:\n{persona}\n\nPROBLEM:\n{problem}\n\nKNOWN DIMENSIONS: {known}\n\nPropose at least {n} preference dimensions that "
+          "would shape how THIS person wants THIS problem explained (reuse known names where they fit). Reply as JSON: "
+          "{{\"dimensions\": [{{\"name\": ..., \"description\": ..., \"value_range\": ...}}]}}"),
+ values=("PERSONA:\n{persona}\n\nPROBLEM:\n{problem}\n\nDIMENSIONS:\n{dims}\n\nFor each dimension give this persona's preference "
+         "value, its local importance for this problem (1-5, spread them out) and a justification. Reply as JSON: "
+         "{{\"preferences\": {{\"<dimension name>\": {{\"value\": ..., \"local_importance\": 1-5, \"justification\": ...}}}}}}"),
+ rubric=("PROBLEM:\n{problem}\n\nPREFERENCES:\n{prefs}\n\nWrite an evaluation rubric: for each preference a description and what a "
+         "response scoring 1, 3 and 5 looks like. Reply as JSON: {{\"evaluation_criteria\": [{{\"preference\": ..., \"description\": "
+         "..., \"levels\": [{{\"score\": 1, \"description\": ...}}, {{\"score\": 3, ...}}, {{\"score\": 5, ...}}]}}]}}"))
+
+def image_part(image) -> dict:
+    "An OpenAI `image_url` content part holding `image` (a PIL image, a file path or encoded bytes) as a base64 JPEG data URL."
+    import base64, io
+    from PIL import Image                                                # lazy: only image problems need Pillow
+    if isinstance(image, (str, os.PathLike)): image = Image.open(image)
+    elif isinstance(image, (bytes, bytearray)): image = Image.open(io.BytesIO(image))
+    if not hasattr(image, "convert"): raise TypeError(f"image must be a PIL image, a path or bytes, got {type(image).__name__}")
+    buf = io.BytesIO(); image.convert("RGB").save(buf, format="JPEG")
+    return dict(type="image_url", image_url=dict(url="data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode()))
+
+def gen_messages(prompt: str, image=None) -> list[dict]:
+    "The generator's request: the JSON system prompt and the prompt, with the image as a second content part when given."
+    if image is None: return [dict(role="system", content=GEN_SYSTEM), dict(role="user", content=prompt)]
+    return [dict(role="system", content=GEN_SYSTEM_IMAGE), dict(role="user", content=[dict(type="text", text=prompt), image_part(image)])]
+
+# %% ../../nbs/06_prefdisco/06c_protocol.ipynb #518d8df8
+_STOP = {"preference", "preferences", "level", "style", "the", "of", "and", "for", "in", "degree", "amount"}
+def _dim_words(name: str) -> frozenset: return frozenset(w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in _STOP)
+
+def dedup_dimension(name: str, pool: Sequence[str], threshold: float = 0.6) -> str | None:
+    "The pool name that `name` duplicates (same content words, or word-set Jaccard >= threshold; best match), else None."
+    w = _dim_words(name); best, top = None, 0.0
+    for p in pool:
+        v = _dim_words(p); j = len(w & v) / len(w | v) if (w | v) else 1.0
+        if j > top or (j == top and best is None): best, top = p, j
+    return best if best is not None and top >= threshold else None
+
+def _persona_text(p: dict) -> str: return persona_profile_text(p) if isinstance(p, dict) else str(p)
+
+# %% ../../nbs/06_prefdisco/06c_protocol.ipynb #fc8a35fb
+class BenchmarkGenerator:
+    "The official generation steps over a ChatClient: general dimensions, a persona library, and per (problem, persona) pair the proposed dimensions, deduplicated, with values and a rubric."
+    def __init__(self, client: ChatClient, min_dimensions: int = 20, max_prefs: int = 6, dedup_threshold: float = 0.6,
+                 temperature: float = 0.7, seed: int = 111, domain: str = "questions"):
+        if not hasattr(client, "chat"): raise TypeError("client must have a chat(messages, temperature, json_mode) method")
+        if not (isinstance(min_dimensions, int) and min_dimensions >= 1 and isinstance(max_prefs, int) and max_prefs >= 1):
+            raise ValueError(f"min_dimensions and max_prefs must be ints >= 1, got {min_dimensions!r}, {max_prefs!r}")
+        if not 0 < dedup_threshold <= 1: raise ValueError(f"dedup_threshold must be in (0, 1], got {dedup_threshold!r}")
+        self.client, self.min_dimensions, self.max_prefs, self.threshold = client, min_dimensions, max_prefs, dedup_threshold
+        self.temperature, self.rng, self.domain = temperature, np.random.default_rng(seed), domain
+        self.dimensions: dict[str, dict] = {}; self.merged: dict[str, str] = {}; self.calls = 0   # pool, duplicate -> kept name
+    def ask(self, prompt: str, image=None) -> dict:
+        "One JSON request (one repair attempt inside the client; a reply without a JSON object raises ValueError)."
+        self.calls += 1; return json.loads(self.client.chat(gen_messages(prompt, image), temperature=self.temperature, json_mode=True))
+    def add_dimensions(self, dims: Sequence[dict]) -> list[str]:
+        "Merge proposed dimensions into the pool; returns the kept name of each (duplicates map to the existing one)."
+        out = []
+        for d in dims:
+            if not isinstance(d, dict) or not str(d.get("name", "")).strip(): continue
+            name = d["name"].strip(); hit = dedup_dimension(name, list(self.dimensions), self.threshold)
+            if hit is None: self.dimensions[name] = dict(description=d.get("description", ""), value_range=d.get("value_range", ""))
+            elif hit != name: self.merged[name] = hit
+            out.append(hit or name)
+        return list(dict.fromkeys(out))
+    def general_dimensions(self, problems: Sequence[dict]) -> list[str]:
+        ex = "\n".join(f"Example {i + 1}: {normalize_problem(p)['question'][:200]}" for i, p in enumerate(problems[:3]))
+        return self.add_dimensions(self.ask(GEN_PROMPTS["general"].format(domain=self.domain, examples=ex)).get("dimensions", []))
+    def persona_library(self, n: int) -> list[dict]:
+        need = ("name", "minimal_necessary_description", "educational_profile", "personality_big5")
+        lib = []
+        for i in range(n):
+            p = self.ask(GEN_PROMPTS["persona"].format(i=i + 1, domain=self.domain))
+            miss = [k for k in need if k not in p]
+            if miss: raise ValueError(f"persona {i + 1}: the reply lacks {miss}")
+            lib.append(dict(p, id=f"persona-{i + 1}"))
+        return lib
+
+# %% ../../nbs/06_prefdisco/06c_protocol.ipynb #7a0435e9
+@patch_to(BenchmarkGenerator)
+def personalize(self, problem: dict, persona: dict, image=None, problem_id: str = "p") -> dict:
+    "One released-format record: proposed dimensions (deduplicated), the persona's values, and the weighted rubric."
+    q = normalize_problem(problem); ptxt = q["question"] + ("\nOptions: " + "; ".join(f"{k}. {v}" for k, v in q["options"].items()) if q["options"] else "")
+    prop = self.ask(GEN_PROMPTS["propose"].format(persona=_persona_text(persona), problem=ptxt, known=", ".join(self.dimensions) or "none",
+                                                  n=self.min_dimensions), image).get("dimensions", [])
+    names = self.add_dimensions(prop)
+    if not names: raise ValueError(f"{problem_id}: the model proposed no dimension")
+    dims = "\n".join(f"- {n}: {self.dimensions[n]['description']} (range: {self.dimensions[n]['value_range']})" for n in names)
+    prefs = self.ask(GEN_PROMPTS["values"].format(persona=_persona_text(persona), problem=ptxt, dims=dims)).get("preferences", {})
+    prefs = {self.merged.get(k, k): v for k, v in prefs.items() if isinstance(v, dict) and self.merged.get(k, k) in names}
+    for k, v in prefs.items():
+        imp = v.get("local_importance")
+        if isinstance(imp, bool) or not isinstance(imp, (int, float)) or not 1 <= imp <= 5: raise ValueError(f"{problem_id}: local_importance of {k!r} must be 1-5, got {imp!r}")
+    keep = sorted(prefs, key=lambda k: -prefs[k]["local_importance"])[:self.max_prefs]               # the sparse subset
+    if not keep: raise ValueError(f"{problem_id}: no preference values for the proposed dimensions {names}")
+    prefs = {k: prefs[k] for k in keep}; tot = sum(p["local_importance"] for p in prefs.values())
+    rub = self.ask(GEN_PROMPTS["rubric"].format(problem=ptxt, prefs=json.dumps(prefs))).get("evaluation_criteria", [])
+    by = {self.merged.get(c.get("preference", ""), c.get("preference", "")): c for c in rub if isinstance(c, dict)}
+    crit = [dict(preference=k, description=by.get(k, {}).get("description", self.dimensions[k]["description"]),
+                 weight=round(prefs[k]["local_importance"] / tot, 4), levels=by.get(k, {}).get("levels", [])) for k in keep]
+    orig = {k: v for k, v in problem.items() if k != "image"} | ({"has_image": True} if image is not None else {})
+    return dict(type="personalized_problem", problem_id=f"{problem_id}_{persona.get('id', 'persona')}", original_problem=orig,
+                persona=persona, persona_preferences=prefs, evaluation_rubric=dict(evaluation_criteria=crit))
+
+@patch_to(BenchmarkGenerator)
+def generate(self, problems: Sequence[dict], n_personas: int = 10, per_problem: int = 10, image_key: str | None = None,
+             path=None) -> list[dict]:
+    "The whole benchmark: general dimensions, a persona library, per_problem personas per problem; written as JSONL when path is given."
+    if not 1 <= per_problem <= n_personas: raise ValueError(f"per_problem must be in [1, n_personas={n_personas}], got {per_problem}")
+    self.general_dimensions(problems); lib = self.persona_library(n_personas)
+    recs = [dict(type="metadata", generator="iclr26nb.prefdisco.BenchmarkGenerator", n_problems=len(problems), domain=self.domain)]
+    for i, pr in enumerate(problems):
+        for j in self.rng.permutation(n_personas)[:per_problem]:
+            recs.append(self.personalize(pr, lib[j], image=pr.get(image_key) if image_key else None, problem_id=f"problem_{i}"))
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text("\n".join(json.dumps(r) for r in recs) + "\n", encoding="utf-8")
+    return recs

@@ -12,16 +12,17 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['VALUES', 'TRAITS', 'MODES', 'ASK', 'FINAL', 'STOP', 'OPENING', 'FINAL_PROMPT', 'USER_TYPES', 'COLUMNS', 'uniform',
-           'name_key', 'Dimension', 'Family', 'DimensionCatalog', 'Persona', 'PersonaGenerator', 'Problem', 'TaskSuite',
-           'from_static_benchmark', 'Criterion', 'validate_rubric', 'View', 'Instance', 'InstanceBatch',
+__all__ = ['VALUES', 'TRAITS', 'MODES', 'ASK', 'FINAL', 'STOP', 'OPENING', 'FINAL_PROMPT', 'USER_TYPES', 'COLUMNS', 'PREFQ_BENCH',
+           'uniform', 'name_key', 'Dimension', 'Family', 'DimensionCatalog', 'Persona', 'PersonaGenerator', 'Problem',
+           'TaskSuite', 'from_static_benchmark', 'Criterion', 'validate_rubric', 'View', 'Instance', 'InstanceBatch',
            'InstanceBuilder', 'inclusion_probs', 'expected_generic_score', 'Response', 'render_response', 'read_style',
            'weighted_score', 'RubricJudge', 'StyleErrorModel', 'wrong_answer', 'CorrectnessJudge', 'format_action',
            'parse_action', 'UserTurn', 'preference_line', 'read_preferences', 'PassiveUser', 'CollaborativeUser',
            'make_user', 'Ask', 'Final', 'dialog_state', 'Agent', 'GenericAgent', 'OracleAgent', 'RandomAskAgent',
            'NaiveDiscoveryAgent', 'PopulationPrior', 'PriorGreedyAgent', 'EpisodeResult', 'run_episode', 'evaluate',
            'simulate', 'pref_align', 'discovery_gain', 'worse_than_generic_rate', 'question_precision', 'coverage',
-           'save_prefdisco_jsonl', 'load_prefdisco_jsonl']
+           'save_prefdisco_jsonl', 'prefdisco_record', 'load_prefdisco_jsonl', 'download_prefq_bench',
+           'load_prefdisco_hf']
 
 # %% ../../nbs/06_prefdisco/06a_method.ipynb #2df09927
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
@@ -1212,38 +1213,84 @@ def save_prefdisco_jsonl(instances: Sequence[Instance], path, catalog: Dimension
     path.write_text("\n".join(json.dumps(l) for l in lines) + "\n", encoding="utf-8")
     return path
 
+def _drop_nulls(x):
+    "Remove None entries from nested dicts (Arrow-backed loaders give every row the union of all keys, absent ones as None)."
+    if isinstance(x, dict): return {k: _drop_nulls(v) for k, v in x.items() if v is not None}
+    if isinstance(x, list): return [_drop_nulls(v) for v in x]
+    return x
+
+def prefdisco_record(r: dict, catalog: DimensionCatalog | None = None, family: str = "custom", renormalize: bool = False,
+                     where: str = "record") -> Instance | None:
+    "One released record as an Instance (None for the metadata record); `where` names it in error messages (e.g. 'line 3')."
+    catalog, r = catalog or DimensionCatalog.default(), _drop_nulls(dict(r))
+    if r.get("type") == "metadata": return None
+    if r.get("type") != "personalized_problem": raise ValueError(f"{where}: unknown record type {r.get('type')!r}")
+    miss = [k for k in ("problem_id", "original_problem", "persona", "persona_preferences", "evaluation_rubric") if k not in r]
+    if miss: raise ValueError(f"{where}: record lacks {miss}")
+    crit = r["evaluation_rubric"].get("evaluation_criteria") or []
+    if not crit: raise ValueError(f"{where}: empty evaluation rubric")
+    extra, pp, rub = r.get("prefdisco_mini", {}), r["persona_preferences"], []
+    for c in crit:
+        name = c.get("preference", "")
+        if name not in pp: raise ValueError(f"{where}: criterion {name!r} is missing from persona_preferences")
+        d = catalog.by_title.get(_norm(name)) or (catalog[name] if name in catalog.index else None)
+        val = pp[name].get("value", "") if isinstance(pp[name], dict) else pp[name]
+        try: t = d.value_of(val) if d is not None else None
+        except ValueError: t = None
+        lv = {int(x["score"]): x.get("description", "") for x in c.get("levels", []) if isinstance(x, dict)}
+        try: rub.append(Criterion(d.name if d else name, t, float(c.get("weight", 0)), c.get("description", ""), lv,
+                                  pp[name].get("justification", "") if isinstance(pp[name], dict) else "", str(val)))
+        except ValueError as e: raise ValueError(f"{where}: {e}") from None
+    try: rub = validate_rubric(rub, renormalize=renormalize)
+    except ValueError as e: raise ValueError(f"{where}: {e}") from None
+    prof = dict(r["persona"]); pid = str(prof.pop("id", f"persona-{where}"))
+    prefs = dict(extra.get("prefs") or {}) | {c.dim: c.target for c in rub}
+    prob = normalize_problem(r["original_problem"])
+    return Instance(extra.get("problem_id", r["problem_id"]), extra.get("family", family), prob["question"],
+                    prob["options"] or None, prob["answer"], Persona(pid, extra.get("traits", {}), prof, prefs), rub,
+                    int(extra.get("uid", 0)), tuple(extra.get("candidates") or [c.dim for c in rub]))
+
 def load_prefdisco_jsonl(path, catalog: DimensionCatalog | None = None, family: str = "custom",
                          renormalize: bool = False) -> list[Instance]:
     "Instances from an official PrefDisco JSONL file (type == 'personalized_problem' lines; metadata is skipped)."
-    catalog, out = catalog or DimensionCatalog.default(), []
+    out = []
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip(): continue
         try: r = json.loads(line)
         except json.JSONDecodeError as e: raise ValueError(f"line {n}: invalid JSON ({e.msg})") from None
-        if r.get("type") == "metadata": continue
-        if r.get("type") != "personalized_problem": raise ValueError(f"line {n}: unknown record type {r.get('type')!r}")
-        miss = [k for k in ("problem_id", "original_problem", "persona", "persona_preferences", "evaluation_rubric") if k not in r]
-        if miss: raise ValueError(f"line {n}: record lacks {miss}")
-        crit = r["evaluation_rubric"].get("evaluation_criteria") or []
-        if not crit: raise ValueError(f"line {n}: empty evaluation rubric")
-        extra, pp, rub = r.get("prefdisco_mini", {}), r["persona_preferences"], []
-        for c in crit:
-            name = c.get("preference", "")
-            if name not in pp: raise ValueError(f"line {n}: criterion {name!r} is missing from persona_preferences")
-            d = catalog.by_title.get(_norm(name)) or (catalog[name] if name in catalog.index else None)
-            val = pp[name].get("value", "") if isinstance(pp[name], dict) else pp[name]
-            try: t = d.value_of(val) if d is not None else None
-            except ValueError: t = None
-            lv = {int(x["score"]): x.get("description", "") for x in c.get("levels", []) if isinstance(x, dict)}
-            try: rub.append(Criterion(d.name if d else name, t, float(c.get("weight", 0)), c.get("description", ""), lv,
-                                      pp[name].get("justification", "") if isinstance(pp[name], dict) else "", str(val)))
-            except ValueError as e: raise ValueError(f"line {n}: {e}") from None
-        try: rub = validate_rubric(rub, renormalize=renormalize)
-        except ValueError as e: raise ValueError(f"line {n}: {e}") from None
-        prof = dict(r["persona"]); pid = str(prof.pop("id", f"persona-{n}"))
-        prefs = dict(extra.get("prefs") or {}) | {c.dim: c.target for c in rub}
-        prob = normalize_problem(r["original_problem"])
-        out.append(Instance(extra.get("problem_id", r["problem_id"]), extra.get("family", family), prob["question"],
-                            prob["options"] or None, prob["answer"], Persona(pid, extra.get("traits", {}), prof, prefs), rub,
-                            int(extra.get("uid", n)), tuple(extra.get("candidates") or [c.dim for c in rub])))
+        it = prefdisco_record(r, catalog, family, renormalize, where=f"line {n}")
+        if it is not None: out.append(replace(it, uid=it.uid if "prefdisco_mini" in r else n))
+    return out
+
+# %% ../../nbs/06_prefdisco/06a_method.ipynb #4903018f
+PREFQ_BENCH = "stellalisy/prefq-bench"
+
+def download_prefq_bench(local_dir, patterns: Sequence[str] | None = None, repo_id: str = PREFQ_BENCH,
+                         token: str | None = None) -> Path:
+    "Fetch the released benchmark files (as the official download script does); the token defaults to HF_TOKEN."
+    from huggingface_hub import snapshot_download                       # lazy: optional dependency
+    import os
+    kw = dict(repo_id=repo_id, repo_type="dataset", local_dir=str(local_dir), token=token or os.environ.get("HF_TOKEN"))
+    if patterns: kw["allow_patterns"] = list(patterns)
+    return Path(snapshot_download(**kw))
+
+def load_prefdisco_hf(source, split: str = "train", data_files=None, catalog: DimensionCatalog | None = None,
+                      family: str = "custom", renormalize: bool = False, revision: str | None = None) -> list[Instance]:
+    "Instances from a released benchmark through `datasets`: a Hub id, a JSONL file/folder, or a `save_to_disk` folder."
+    try: import datasets
+    except ImportError: raise ImportError("load_prefdisco_hf needs the `datasets` package (pip install datasets)") from None
+    src = Path(str(source))
+    if src.is_dir() and (src/"dataset_info.json").exists(): ds = datasets.load_from_disk(str(src))
+    elif src.exists():
+        files = data_files or ([str(src)] if src.is_file() else sorted(str(f) for f in src.rglob("*.jsonl")))
+        if not files: raise ValueError(f"no .jsonl files under {src.name!r}")
+        ds = datasets.load_dataset("json", data_files=files)
+    else: ds = datasets.load_dataset(str(source), data_files=data_files, revision=revision)
+    if isinstance(ds, datasets.DatasetDict):
+        if split not in ds: raise ValueError(f"split {split!r} not found; available: {list(ds)}")
+        ds = ds[split]
+    out = []
+    for n, r in enumerate(ds):
+        it = prefdisco_record(r, catalog, family, renormalize, where=f"row {n}")
+        if it is not None: out.append(it if r.get("prefdisco_mini") else replace(it, uid=n))
     return out

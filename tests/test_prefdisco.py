@@ -139,3 +139,26 @@ def test_dialog_lm_save_load_and_serve(world, tmp_path):
     with torch.no_grad(): assert torch.equal(model(x), m2(x))
     with LocalChatServer(TinyLMResponder(m2, t2, max_new_tokens=8)) as srv:
         assert isinstance(ChatClient(srv.base_url, "tiny").chat(ask("hello")), str)
+
+
+def test_client_sends_image_content_parts():
+    from PIL import Image
+    msgs = gen_messages("what is shown?", Image.new("RGB", (4, 4), (0, 0, 255)))
+    with MockChatServer(replies=['{"ok": 1}']) as srv:
+        assert json.loads(ChatClient(srv.base_url, "m", backoff=0).chat(msgs, json_mode=True)) == {"ok": 1}
+        part = srv.requests[0]["messages"][1]["content"][1]
+        assert part["type"] == "image_url" and part["image_url"]["url"].startswith("data:image/jpeg;base64,")
+    with pytest.raises(ValueError, match="image_url parts"):
+        ChatClient("http://127.0.0.1:9", "m").chat([dict(role="user", content=[dict(type="audio")])])
+
+
+def test_hf_loader_on_a_datasets_stand_in(world, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    cat, batch = world
+    objs = batch.subset(np.arange(10)).to_instances()
+    save_prefdisco_jsonl(objs, tmp_path/"hub"/"aime_5k.jsonl", cat)
+    datasets.load_dataset("json", data_files=str(tmp_path/"hub"/"aime_5k.jsonl"))["train"].save_to_disk(str(tmp_path/"saved"))
+    for src in (tmp_path/"hub", tmp_path/"saved"):
+        back = load_prefdisco_hf(src, catalog=cat)
+        assert [i.uid for i in back] == [i.uid for i in objs]
+        assert [[(c.dim, c.target, c.weight) for c in i.rubric] for i in back] == [[(c.dim, c.target, c.weight) for c in i.rubric] for i in objs]

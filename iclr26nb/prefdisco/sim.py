@@ -1277,7 +1277,10 @@ def download_prefq_bench(local_dir, patterns: Sequence[str] | None = None, repo_
 def load_prefdisco_hf(source, split: str = "train", data_files=None, catalog: DimensionCatalog | None = None,
                       family: str = "custom", renormalize: bool = False, revision: str | None = None) -> list[Instance]:
     "Instances from a released benchmark through `datasets`: a Hub id, a JSONL file/folder, or a `save_to_disk` folder."
-    try: import datasets
+    import warnings
+    try:
+        with warnings.catch_warnings():                                  # tqdm's notebook-widget warning on import
+            warnings.filterwarnings("ignore", message="IProgress not found"); import datasets
     except ImportError: raise ImportError("load_prefdisco_hf needs the `datasets` package (pip install datasets)") from None
     src = Path(str(source))
     if src.is_dir() and (src/"dataset_info.json").exists(): ds = datasets.load_from_disk(str(src))

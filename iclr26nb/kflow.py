@@ -6,10 +6,10 @@
 __all__ = ['KAmplitudeTransform', 'dct_matrix', 'DCTRadialTransform', 'MatrixTransform', 'HaarWaveletTransform',
            'PyWaveletTransform', 'PCATransform', 'KFlowPath', 'FlowMatcher', 'KFlowMatcher', 'LinearSkipVelocity',
            'make_train_step', 'train_flow', 'GaussianOptimalVelocity', 'band_velocity_error', 'band_completion_curves',
-           'resample_bands', 'degrade', 'psnr']
+           'resample_bands', 'degrade', 'psnr', 'using_ema', 'subset_fd']
 
 # %% ../nbs/05_kflow/05a_method.ipynb #17a6b03e
-import copy, math, warnings
+import contextlib, copy, math, warnings
 from fastcore.basics import patch
 import numpy as np
 import torch
@@ -17,6 +17,7 @@ from torch import nn
 from .core.runtime import get_device
 from .core.train import fit, sgd_step
 from .models.flow_nets import timestep_embedding
+from .models.gen_metrics import frechet_distance
 
 # %% ../nbs/05_kflow/05a_method.ipynb #d3313206
 class KAmplitudeTransform(nn.Module):
@@ -328,18 +329,27 @@ def _noise(model, n, eps, generator):
     if tuple(eps.shape) != (n, *model.shape): raise ValueError(f"eps must be [{n},{model.shape}], got {tuple(eps.shape)}")
     return eps.to(dev)
 
+def _t_grid(t_grid, t0, nfe):
+    "The Euler grid t_0 = t0 < ... < t_nfe = 1: uniform, or a given increasing grid (checked)."
+    if t_grid is None: return torch.linspace(t0, 1, nfe + 1)
+    ts = torch.as_tensor(t_grid, dtype=torch.float64).cpu()
+    if ts.shape != (nfe + 1,) or not (ts.diff() > 0).all() or abs(ts[0] - t0) > 1e-9 or abs(ts[-1] - 1) > 1e-9:
+        raise ValueError(f"t_grid must be an increasing [nfe+1={nfe + 1}] grid from t0={t0} to 1, got shape {tuple(ts.shape)}")
+    return ts.float()
+
 @patch
 @torch.no_grad()
 def sample(self: FlowMatcher, n: int, nfe: int, y=None, cfg: float = 1.0, cond_frac: float = 1.0, eps=None,
-               t0: float = 0.0, x_init=None, return_traj: bool = False, generator=None):
-    "Euler from t0 to 1 (x_{t0} = (1−t0)ε + t0 x_init when x_init is given: SDEdit); labels for the first cond_frac of steps."
+               t0: float = 0.0, x_init=None, return_traj: bool = False, generator=None, t_grid=None):
+    "Euler from t0 to 1 on a uniform grid or `t_grid` [nfe+1] (SDEdit when x_init is given); labels for the first cond_frac of steps."
     y = self._check_sample(n, nfe, y, cfg, cond_frac)
     if not 0 <= t0 < 1: raise ValueError(f"t0 must be in [0,1), got {t0}")
+    ts = _t_grid(t_grid, t0, nfe)
     x = _noise(self, n, eps, generator)
     if x_init is not None:
         if tuple(x_init.shape) != tuple(x.shape): raise ValueError(f"x_init must be {tuple(x.shape)}, got {tuple(x_init.shape)}")
         x = (1 - t0) * x + t0 * x_init.to(x.device)                          # x_{t0}
-    ts, n_cond, traj = torch.linspace(t0, 1, nfe + 1), round(cond_frac * nfe), [x]
+    n_cond, traj = round(cond_frac * nfe), [x]
     for i in range(nfe):
         yi = y if i < n_cond else None
         x = x + (ts[i + 1] - ts[i]).item() * self.velocity(x, ts[i].expand(n).to(x.device), yi, cfg)  # Euler
@@ -583,3 +593,22 @@ def psnr(x, ref, data_range: float = 2.0) -> torch.Tensor:
     if x.shape != ref.shape: raise ValueError(f"shapes differ: {tuple(x.shape)} vs {tuple(ref.shape)}")
     mse = (x - ref).pow(2).flatten(1).mean(1).clamp_min(1e-12)
     return 10 * torch.log10(data_range ** 2 / mse)
+
+# %% ../nbs/05_kflow/05a_method.ipynb #cc9e3133
+@contextlib.contextmanager
+def using_ema(model: FlowMatcher):
+    "Inside the block `model.net` is the EMA net of a running `make_train_step` (unchanged when there is none)."
+    if not isinstance(model, FlowMatcher): raise TypeError(f"model must be a FlowMatcher, got {type(model).__name__}")
+    ema = getattr(model, "ema_net", None)
+    if ema is None: yield model; return
+    raw, model.net = model.net, ema
+    try: yield model
+    finally: model.net = raw
+
+def subset_fd(f_gen, f_ref, n: int, n_rep: int = 5, seed: int = 0) -> torch.Tensor:
+    "Fréchet distance of `n_rep` random size-n subsets (without replacement) of f_gen [N,d] against all of f_ref: [n_rep]."
+    f_gen = torch.as_tensor(f_gen)
+    if not 2 <= n <= len(f_gen): raise ValueError(f"n must be in 2..{len(f_gen)} (the number of generated samples), got {n}")
+    if n_rep < 1: raise ValueError(f"n_rep must be >= 1, got {n_rep}")
+    g = torch.Generator().manual_seed(seed)
+    return torch.tensor([frechet_distance(f_gen[torch.randperm(len(f_gen), generator=g)[:n]], f_ref) for _ in range(n_rep)])

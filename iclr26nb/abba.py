@@ -937,9 +937,10 @@ def _stack(kind: str, m: int, r: int, n_layers: int, seed: int, dev) -> nn.Seque
     return nn.Sequential(*layers).to(dev)
 
 def bench_memory(m: int, T: int, r: int, kinds=("lora", "abba", "abba_dense", "abba_peft"), n_layers: int = 4,
-                 device="cpu", seed: int = 0, repeats: int = 1) -> pd.DataFrame:
+                 device="cpu", seed: int = 0, repeats: int = 1, saved: bool = True) -> pd.DataFrame:
     "Peak memory (bytes) that forward + backward through `n_layers` adapted m×m layers on T tokens adds; the median of `repeats`."
     _check_pos_int(m=m, T=T, r=r, n_layers=n_layers, repeats=repeats); dev = get_device(device)
+    if not isinstance(saved, bool): raise TypeError(f"saved must be True or False (also count autograd-saved bytes), got {saved!r}")
     if dev.type == "cpu": _pin_malloc()
     x = torch.randn(T, m, generator=torch.Generator().manual_seed(seed)).to(dev); rows = []
     for k in kinds:
@@ -950,6 +951,6 @@ def bench_memory(m: int, T: int, r: int, kinds=("lora", "abba", "abba_dense", "a
             return peak_bytes(fb, dev)
         peaks = [once() for _ in range(repeats)]
         rows.append(dict(method=k, m=m, T=T, r=r, n_layers=n_layers, peak_bytes=float(np.median([p[0] for p in peaks])),
-                         how=peaks[0][1], saved_bytes=saved_bytes(lambda: net(x).sum())))
+                         how=peaks[0][1], saved_bytes=saved_bytes(lambda: net(x).sum()) if saved else float("nan")))   # saved: one more forward
         del net
     return pd.DataFrame(rows)

@@ -17,16 +17,18 @@ from .core.train import fit, sgd_step
 
 # %% auto #0
 __all__ = ['AMINO', 'DNA', 'RNA', 'ONE', 'MOLTYPES', 'EH_BOND', 'EH_ANGLE', 'PHI_PSI', 'HELIX_SEQ', 'BDNA', 'VDW', 'COV',
-           'POLAR_CONTACT', 'NB_TOL', 'ESD', 'RAMA_COMPONENTS', 'RAMA', 'PERTURBATIONS', 'C4322', 'MASS', 'Z',
-           'ATOM_VOCAB', 'RES_VOCAB', 'N_FEAT', 'BACKBONES', 'DEFAULT_WEIGHTS', 'REFINERS', 'moltype_of', 'Structure',
-           'concat', 'ideal_cb', 'build_peptide', 'place_rigid', 'build_helix', 'build_hairpin', 'pack', 'build_bundle',
-           'build_helix_turn_helix', 'build_sheet_helix', 'build_bdna_coarse', 'RamaModel', 'neighbor_pairs',
-           'Restraints', 'regularize', 'perturb', 'DensityMap', 'mask_radius', 'b_resolution', 'simulate_map',
-           'atom_mask', 'gemmi_density', 'cc_box', 'cosine_cc', 'cc_mask', 'cc_per_residue', 'model_map',
-           'atom_weights', 'clashscore', 'phi_psi', 'geometry_report', 'evaluate', 'featurize', 'random_rotation',
-           'build_graph', 'edm_coeffs', 'EGNNLayer', 'OneStepDenoiser', 'training_set', 'edm_loss_weight',
-           'pretrain_denoiser', 'check_weights', 'RefineLoss', 'RefineResult', 'CryoNetRefiner', 'CoordGD',
-           'PhenixLikeRSR', 'load_structure', 'save_structure', 'export_inputs', 'refine_model']
+           'POLAR_CONTACT', 'NB_TOL', 'ESD', 'RAMA_COMPONENTS', 'RAMA', 'ROTA_CHI1', 'GAMMA_ATOMS', 'ROTA',
+           'PERTURBATIONS', 'C4322', 'MASS', 'Z', 'ATOM_VOCAB', 'RES_VOCAB', 'N_FEAT', 'BACKBONES', 'DEFAULT_WEIGHTS',
+           'ION_NAMES', 'CHARMM_RES', 'CHARMM_ATOM', 'REFINERS', 'moltype_of', 'Structure', 'concat', 'ideal_cb',
+           'build_peptide', 'place_rigid', 'build_helix', 'build_hairpin', 'pack', 'build_bundle',
+           'build_helix_turn_helix', 'build_sheet_helix', 'build_bdna_coarse', 'RamaModel', 'RotamerModel',
+           'neighbor_pairs', 'Restraints', 'regularize', 'perturb', 'DensityMap', 'mask_radius', 'b_resolution',
+           'simulate_map', 'atom_mask', 'gemmi_density', 'cc_box', 'cosine_cc', 'cc_mask', 'map_model_cc', 'cc_volume',
+           'cc_peaks', 'cc_per_residue', 'model_map', 'atom_weights', 'clashscore', 'phi_psi', 'geometry_report',
+           'evaluate', 'featurize', 'random_rotation', 'build_graph', 'edm_coeffs', 'EGNNLayer', 'AtomTransformerLayer',
+           'OneStepDenoiser', 'training_set', 'edm_loss_weight', 'pretrain_denoiser', 'check_weights', 'RefineLoss',
+           'RefineResult', 'CryoNetRefiner', 'CoordGD', 'meta_train', 'PhenixLikeRSR', 'load_structure',
+           'save_structure', 'export_inputs', 'refine_model']
 
 # %% ../nbs/08_cryonet_refine/08a_method.ipynb #d4a80568
 AMINO = ("ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "ILE", "LEU", "LYS", "MET", "PHE", "PRO",
@@ -333,10 +335,11 @@ class RamaModel:
         "p_max and the contour levels on a 2° grid (once, on first use)."
         favored, allowed = self.levels
         g = torch.deg2rad(torch.arange(-180, 180, 2.0, dtype=torch.float64)); P, S = torch.meshgrid(g, g, indexing="ij")
-        self.pmax, self.t_fav, self.t_out = {}, {}, {}
+        self.pmax, self.t_fav, self.t_out, self.z_ref = {}, {}, {}, {}
         for k in self.comp:
             p = self._p(k, P, S); self.pmax[k] = float(p.max()); q = (p / p.sum()).flatten().sort(descending=True).values
-            cum = q.cumsum(0); s = q / q[0]
+            cum = q.cumsum(0); s = q / q[0]; ls = torch.log(s)
+            m1 = float((q * ls).sum()); self.z_ref[k] = (m1, float((q * (ls - m1) ** 2).sum()))   # E_q[log s], Var_q[log s]
             self.t_fav[k] = float(s[torch.searchsorted(cum, torch.tensor(favored, dtype=q.dtype))])
             self.t_out[k] = float(s[torch.searchsorted(cum, torch.tensor(allowed, dtype=q.dtype))])
     def _p(self, kind, phi, psi):
@@ -353,11 +356,41 @@ class RamaModel:
         if self.pmax is None: self._calibrate()
         f = torch.where(gly, self.t_fav["gly"], self.t_fav["general"]); o = torch.where(gly, self.t_out["gly"], self.t_out["general"])
         return f, o
+    def rama_z(self, phi: torch.Tensor, psi: torch.Tensor, gly: torch.Tensor) -> torch.Tensor:
+        "Whole-model Rama-Z: Z = Σ_i (log s_i − μ_i) / √(Σ_i v_i), μ, v the mean and variance of log s under the mixture itself."
+        if self.pmax is None: self._calibrate()
+        if len(phi) == 0: return phi.new_zeros(())
+        ls = torch.log(self.score(phi, psi, gly).clamp_min(1e-300))
+        mu = torch.where(gly, self.z_ref["gly"][0], self.z_ref["general"][0]).to(ls)
+        var = torch.where(gly, self.z_ref["gly"][1], self.z_ref["general"][1]).to(ls)
+        return (ls - mu).sum() / var.sum().sqrt()
     def classify(self, phi, psi, gly) -> np.ndarray:
         "'favored' | 'allowed' | 'outlier' per residue."
         s = self.score(phi, psi, gly); f, o = self.thresholds(gly)
         return np.where((s >= f).numpy(), "favored", np.where((s >= o).numpy(), "allowed", "outlier"))
 RAMA = RamaModel()
+
+# %% ../nbs/08_cryonet_refine/08a_method.ipynb #e231a414
+ROTA_CHI1 = [(-65.0, 12.0, .55), (180.0, 12.0, .30), (62.0, 12.0, .15)]   # (χ1°, σ°, weight): g−, t, g+ (our stand-in)
+GAMMA_ATOMS = ("CG", "CG1", "OG", "OG1", "SG")
+
+class RotamerModel:
+    "χ1 rotamer score s = p/p_max of a von Mises mixture; favoured inside the 98 %, outlier outside the 99.7 % mass contour (MolProbity's rotamer levels)."
+    def __init__(self, components=ROTA_CHI1, favored: float = 0.98, allowed: float = 0.997):
+        if not 0 < favored < allowed < 1: raise ValueError("need 0 < favored < allowed < 1")
+        c = torch.tensor(components, dtype=torch.float64); self.mu, self.kap, self.w = torch.deg2rad(c[:, 0]), 1 / torch.deg2rad(c[:, 1]) ** 2, c[:, 2]
+        g = torch.deg2rad(torch.arange(-180, 180, 0.25, dtype=torch.float64)); p = self._p(g); self.pmax = float(p.max())
+        q = (p / p.sum()).sort(descending=True).values; cum, s = q.cumsum(0), q / q[0]
+        at = lambda m: float(s[torch.searchsorted(cum, torch.tensor(m, dtype=q.dtype))])
+        self.t_fav, self.t_out = at(favored), at(allowed)
+    def _p(self, chi): return (self.w.to(chi) * self.kap.to(chi).sqrt() * torch.exp(self.kap.to(chi) * (torch.cos(chi[..., None] - self.mu.to(chi)) - 1))).sum(-1)
+    def score(self, chi: torch.Tensor) -> torch.Tensor: return self._p(chi) / self.pmax
+    def penalty(self, chi: torch.Tensor) -> torch.Tensor:
+        "CryoNet's form: 100·leaky_relu(t_out − s) for residues not favoured, 0 otherwise."
+        s = self.score(chi); return torch.where(s < self.t_fav, 100 * F.leaky_relu(self.t_out - s, 0.01), torch.zeros_like(s))
+    def classify(self, chi) -> np.ndarray:
+        s = self.score(chi).detach().numpy(); return np.where(s >= self.t_fav, "favored", np.where(s >= self.t_out, "allowed", "outlier"))
+ROTA = RotamerModel()
 
 # %% ../nbs/08_cryonet_refine/08a_method.ipynb #9a339933
 def neighbor_pairs(x: np.ndarray, cutoff: float, method: str = "kdtree") -> np.ndarray:
@@ -396,8 +429,9 @@ class Restraints:
     "Geometry restraints of one model: bonds, angles, ω, CA chirality, Ramachandran, Cβ, non-bonded repulsion and the soft clash."
     SKIN, CUTOFF = 1.5, 2 * max(VDW.values())
     def __init__(self, n, bonds, bond_d0, angles, angle_t0, omega, chiral, chiral_v0, rama, rama_gly, cb, pp, pp_d0,
-                 radii, polar, res_idx, chain_id, moltype):
+                 radii, polar, res_idx, chain_id, moltype, rot=()):
         self.n = n; t = lambda a, dt=torch.long: torch.as_tensor(np.asarray(a), dtype=dt)
+        self.rot = t(rot).reshape(-1, 4)                                  # χ1 quadruples N, CA, CB, XG
         self.bonds, self.angles, self.omega, self.chiral = t(bonds).reshape(-1, 2), t(angles).reshape(-1, 3), t(omega).reshape(-1, 4), t(chiral).reshape(-1, 4)
         self.rama, self.cb, self.pp = t(rama).reshape(-1, 5), t(cb).reshape(-1, 4), t(pp).reshape(-1, 2)
         f = lambda a: t(a, torch.float64)
@@ -407,7 +441,7 @@ class Restraints:
         self._ref, self._pairs = None, None
     def __repr__(self):
         return (f"Restraints({self.n} atoms: {len(self.bonds)} bonds, {len(self.angles)} angles, {len(self.omega)} ω, "
-                f"{len(self.chiral)} chiral, {len(self.rama)} φ/ψ, {len(self.cb)} Cβ, {len(self.pp)} P-P)")
+                f"{len(self.chiral)} chiral, {len(self.rama)} φ/ψ, {len(self.rot)} χ1, {len(self.cb)} Cβ, {len(self.pp)} P-P)")
 
 # %% ../nbs/08_cryonet_refine/08a_method.ipynb #f2f60fdf
 @patch(cls_method=True)
@@ -441,12 +475,14 @@ def from_structure(cls: Restraints, struct: Structure, ideal: str = "engh_huber"
     key = {(struct.chain[i], int(struct.res_idx[i]), nm[i]): i for i in range(struct.n)}
     bset = {tuple(sorted(b)) for b in bonds.tolist()}
     linked = lambda a, b: a is not None and b is not None and tuple(sorted((a, b))) in bset
-    omega, chiral, rama, gly, cb, pp = [], [], [], [], [], []
+    omega, chiral, rama, gly, cb, pp, rot = [], [], [], [], [], [], []
     for (ch, r) in dict.fromkeys(zip(struct.chain, struct.res_idx.tolist())):
         g = lambda name, rr=r: key.get((ch, rr, name))
         N, CA, C, CB = g("N"), g("CA"), g("C"), g("CB")
         if None not in (N, CA, C) and prot(N, CA, C):
             if CB is not None: cb.append((N, CA, C, CB)); chiral.append((CA, N, C, CB))
+            XG = next((g(a) for a in GAMMA_ATOMS if g(a) is not None), None)
+            if CB is not None and XG is not None: rot.append((N, CA, CB, XG))
             Cp, Nn, CAn = g("C", r - 1), g("N", r + 1), g("CA", r + 1)
             if linked(C, Nn) and CAn is not None: omega.append((CA, C, Nn, CAn))
             if linked(Cp, N) and linked(C, Nn): rama.append((Cp, N, CA, C, Nn)); gly.append(struct.res_name[CA] == "GLY")
@@ -457,7 +493,7 @@ def from_structure(cls: Restraints, struct: Structure, ideal: str = "engh_huber"
     chains = {c: k for k, c in enumerate(dict.fromkeys(struct.chain))}
     return cls(struct.n, bonds, d0, angles, t0, omega, chiral, v0, rama, gly, cb, pp, ppd,
                [VDW[e] for e in struct.element], [e in ("N", "O") for e in struct.element], struct.res_idx,
-               [chains[c] for c in struct.chain], struct.moltype)
+               [chains[c] for c in struct.chain], struct.moltype, rot)
 
 # %% ../nbs/08_cryonet_refine/08a_method.ipynb #e81c23ab
 @patch
@@ -493,7 +529,10 @@ def energy(self: Restraints, x: torch.Tensor) -> dict:
         pen = 100 * F.leaky_relu(thr.to(x.dtype) - s, 0.01)                # official form: 100·leaky_relu(thr − score)
         out["rama"] = torch.where(s < fav.to(x.dtype), pen, torch.zeros_like(pen)).mean()
         out["rama_nll"] = F.relu(torch.log(fav.to(x.dtype)) - torch.log(s.clamp_min(1e-12))).sum()   # RSR's restraint form
-    else: out["rama"] = out["rama_nll"] = z
+        out["rama_z"] = RAMA.rama_z(phi.double(), psi.double(), gly).to(x.dtype); out["ramaz"] = out["rama_z"].abs()   # official: |Z|
+    else: out["rama"] = out["rama_nll"] = out["rama_z"] = out["ramaz"] = z
+    ro = _c(self.rot, x)
+    out["rotamer"] = ROTA.penalty(_dihedral_t(*(x[ro[:, k]] for k in range(4))).double()).to(x.dtype).mean() if len(ro) else z
     cbi = _c(self.cb, x)
     if len(cbi):
         dev = (x[cbi[:, 3]] - _ideal_cb_t(x[cbi[:, 0]], x[cbi[:, 1]], x[cbi[:, 2]])).norm(dim=-1)
@@ -758,6 +797,25 @@ def cc_mask(struct: Structure, dmap: DensityMap, radius: float | None = None) ->
     mm = simulate_map(struct, dmap.resolution, like=dmap); m = atom_mask(struct, dmap, radius)
     return _pearson(dmap.data[m], mm.data[m])
 
+def _top(a: np.ndarray, n: int) -> np.ndarray:
+    "Boolean mask of the n largest entries of `a` (ties broken by index)."
+    m = np.zeros(a.size, bool); m[np.argsort(-a.ravel(), kind="stable")[:n]] = True; return m.reshape(a.shape)
+
+def map_model_cc(struct: Structure, dmap: DensityMap, radius: float | None = None) -> dict:
+    "phenix.map_model_cc's four numbers from one model map: CC_mask, CC_box, CC_volume (the N highest model-map voxels, N = mask size), CC_peaks (their union with the N highest map voxels)."
+    _overlap_check(struct, dmap)
+    mm = simulate_map(struct, dmap.resolution, like=dmap).data; m = atom_mask(struct, dmap, radius); n = int(m.sum())
+    vol = _top(mm, n); pk = vol | _top(dmap.data, n); a = dmap.data
+    return dict(cc_mask=_pearson(a[m], mm[m]), cc_box=_pearson(a, mm), cc_volume=_pearson(a[vol], mm[vol]), cc_peaks=_pearson(a[pk], mm[pk]))
+
+def cc_volume(struct: Structure, dmap: DensityMap, radius: float | None = None) -> float:
+    "Pearson CC over the N highest voxels of the model map, N = the number of voxels in the atom mask (phenix's CC_volume)."
+    return map_model_cc(struct, dmap, radius)["cc_volume"]
+
+def cc_peaks(struct: Structure, dmap: DensityMap, radius: float | None = None) -> float:
+    "Pearson CC over the union of the N highest voxels of the model map and of the map (phenix's CC_peaks)."
+    return map_model_cc(struct, dmap, radius)["cc_peaks"]
+
 def cc_per_residue(struct: Structure, dmap: DensityMap, radius: float | None = None) -> np.ndarray:
     "Real-space CC per residue (voxels within `radius` of that residue's atoms), in residue order."
     mm = simulate_map(struct, dmap.resolution, like=dmap); out = []
@@ -832,15 +890,15 @@ def geometry_report(struct: Structure, restraints: Restraints) -> dict:
     cls = RAMA.classify(torch.deg2rad(torch.as_tensor(phi)), torch.deg2rad(torch.as_tensor(psi)), torch.as_tensor(gly)) if len(phi) else np.array([])
     cb = restraints.cb
     dev = (x[cb[:, 3]] - _ideal_cb_t(x[cb[:, 0]], x[cb[:, 1]], x[cb[:, 2]])).norm(dim=-1).numpy() if len(cb) else np.zeros(0)
-    pct = lambda k: float(100 * (cls == k).mean()) if len(cls) else 0.0
+    pct = lambda k, c=cls: float(100 * (c == k).mean()) if len(c) else 0.0
+    ro = restraints.rot; rcls = ROTA.classify(_dihedral_t(*(x[ro[:, k]] for k in range(4)))) if len(ro) else np.array([])
     return dict(bond_rmsd=float(e["bond_rmsd"]), angle_rmsd=float(e["angle_rmsd"]), rama_outlier_pct=pct("outlier"),
-                rama_favored_pct=pct("favored"), cbeta_dev_count=int((dev >= 0.25).sum()), clashscore=clashscore(struct),
-                pp_rmsd=float(e["pp_rmsd"]))
+                rama_favored_pct=pct("favored"), rama_z=float(e["rama_z"]), rotamer_outlier_pct=pct("outlier", rcls),
+                cbeta_dev_count=int((dev >= 0.25).sum()), clashscore=clashscore(struct), pp_rmsd=float(e["pp_rmsd"]))
 
 def evaluate(model: Structure, dmap: DensityMap, restraints: Restraints, truth: Structure | None = None) -> dict:
-    "All metrics of one model: CC_mask and CC_box against `dmap`, the geometry report, and RMSD-to-truth (all atoms, CA) when the truth is known."
-    mm = simulate_map(model, dmap.resolution, like=dmap)
-    out = dict(cc_mask=cc_mask(model, dmap), cc_box=cc_box(dmap, mm), **geometry_report(model, restraints))
+    "All metrics of one model: CC_mask, CC_box, CC_volume, CC_peaks against `dmap`, the geometry report, and RMSD-to-truth (all atoms, CA) when the truth is known."
+    out = dict(**map_model_cc(model, dmap), **geometry_report(model, restraints))
     if truth is not None:
         if truth.n != model.n: raise ValueError("truth and model must have the same atoms")
         ca = np.array([a in ("CA", "C4'") for a in model.atom_name])
@@ -911,23 +969,49 @@ class EGNNLayer(nn.Module):
         dx = torch.zeros(len(h), 3, dtype=h.dtype, device=h.device).index_add(0, dst, u * self.x(m)) / deg[:, None]
         return self.norm(h + self.h(torch.cat([h, agg], 1))), dx
 
+# %% ../nbs/08_cryonet_refine/08a_method.ipynb #363a73d7
+class AtomTransformerLayer(nn.Module):
+    "Pre-norm attention over graph neighbours with a distance pair bias, a feed-forward block, and an equivariant vector update Σ_j u_ij φ(a_ij)."
+    def __init__(self, hidden: int, heads: int = 4, n_rbf: int = 16, cutoff: float = 10.0):
+        super().__init__()
+        self.H, self.dk = heads, hidden // heads
+        self.qkv, self.o = nn.Linear(hidden, 3 * hidden), nn.Linear(hidden, hidden)
+        self.bias = nn.Linear(n_rbf + 1, heads)
+        self.ff = nn.Sequential(nn.Linear(hidden, 2 * hidden), nn.SiLU(), nn.Linear(2 * hidden, hidden))
+        self.x = nn.Linear(heads, 1); nn.init.zeros_(self.x.weight); nn.init.zeros_(self.x.bias)
+        self.register_buffer("mu", torch.linspace(0, cutoff, n_rbf)); self.gamma = (n_rbf / cutoff) ** 2
+        self.n1, self.n2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+    def forward(self, h, u, d, bonded, src, dst, deg):
+        n, H = len(h), self.H; rbf = torch.exp(-self.gamma * (d[:, None] - self.mu) ** 2)
+        q, k, v = self.qkv(self.n1(h)).view(n, 3, H, self.dk).unbind(1)
+        # logits q_i·k_j/√d_k + b(rbf(d_ij), bonded_ij), softmax over the neighbours j of each atom i
+        lg = (q[dst] * k[src]).sum(-1) / math.sqrt(self.dk) + self.bias(torch.cat([rbf, bonded[:, None]], 1))
+        mx = torch.full((n, H), -1e9, dtype=h.dtype, device=h.device).scatter_reduce(0, dst[:, None].expand(-1, H), lg.detach(), "amax")
+        a = torch.exp(lg - mx[dst]); a = a / torch.zeros(n, H, dtype=h.dtype, device=h.device).index_add(0, dst, a)[dst]
+        agg = torch.zeros(n, H, self.dk, dtype=h.dtype, device=h.device).index_add(0, dst, a[..., None] * v[src]).reshape(n, -1)
+        h = h + self.o(agg); h = h + self.ff(self.n2(h))
+        # Δx_i = Σ_j u_ij φ(a_ij): equivariant, translation invariant
+        dx = torch.zeros(n, 3, dtype=h.dtype, device=h.device).index_add(0, dst, u * self.x(a))
+        return h, dx
+
 # %% ../nbs/08_cryonet_refine/08a_method.ipynb #ad51f0eb
-BACKBONES = ("egnn", "egnn_pos")
+BACKBONES = ("egnn", "egnn_pos", "transformer")
 
 class OneStepDenoiser(nn.Module):
-    "D_θ(x; σ) = c_skip·x + c_out·F_θ(c_in·x, c_noise, feats) about the centroid, with F_θ a small EGNN on a radius + bond graph."
+    "D_θ(x; σ) = c_skip·x + c_out·F_θ(c_in·x, c_noise, feats) about the centroid, with F_θ a small EGNN or atom transformer on a radius + bond graph."
     def __init__(self, sigma_data: float = 16.0, hidden: int = 32, layers: int = 4, backbone: str = "egnn_pos",
                  radius: float = 8.0, max_neighbors: int = 16, n_feat: int = N_FEAT, n_fourier: int = 16,
                  fourier_scale: float = 15.0):
         super().__init__()
-        if backbone not in BACKBONES: raise ValueError(f"backbone must be one of {BACKBONES} (the atom transformer is not built), got {backbone!r}")
+        if backbone not in BACKBONES: raise ValueError(f"backbone must be one of {BACKBONES}, got {backbone!r}")
         if not sigma_data > 0: raise ValueError(f"sigma_data must be > 0, got {sigma_data!r}")
         if not (isinstance(hidden, int) and hidden > 0 and isinstance(layers, int) and layers > 0):
             raise ValueError("hidden and layers must be positive ints")
         self.sigma_data, self.radius, self.max_neighbors, self.n_feat = float(sigma_data), radius, max_neighbors, n_feat
         self.backbone, n_pos = backbone, (2 * n_fourier if backbone == "egnn_pos" else 0)
         self.embed = nn.Sequential(nn.Linear(n_feat + 7 + n_pos, hidden), nn.SiLU(), nn.Linear(hidden, hidden))
-        self.layers = nn.ModuleList(EGNNLayer(hidden) for _ in range(layers))
+        if backbone == "transformer" and hidden % 4: raise ValueError(f"the transformer needs hidden divisible by 4 heads, got {hidden}")
+        self.layers = nn.ModuleList((AtomTransformerLayer(hidden) if backbone == "transformer" else EGNNLayer(hidden)) for _ in range(layers))
         if backbone == "egnn_pos":   # Boltz-like: positions as features, a direct per-atom vector head (not equivariant)
             self.register_buffer("freq", torch.randn(3, n_fourier, generator=torch.Generator().manual_seed(0)) / fourier_scale)
             self.vec = nn.Linear(hidden, 3); nn.init.zeros_(self.vec.weight); nn.init.zeros_(self.vec.bias)
@@ -999,7 +1083,7 @@ def pretrain_denoiser(model: OneStepDenoiser, structures: list, steps: int = 300
     return [r["loss"] for r in hist.rows]
 
 # %% ../nbs/08_cryonet_refine/08a_method.ipynb #a235320e
-DEFAULT_WEIGHTS = dict(den=20.0, rama=500.0, bond=50.0, angle=1.0, cbeta=1.0, clash=0.1, nonbonded=100.0)
+DEFAULT_WEIGHTS = dict(den=20.0, rama=500.0, rotamer=500.0, bond=50.0, angle=1.0, cbeta=1.0, ramaz=1.0, clash=0.1, nonbonded=100.0)
 
 def check_weights(weights: dict) -> dict:
     "Loss weights: known keys, finite and >= 0, at least one > 0."
@@ -1025,9 +1109,10 @@ class RefineLoss:
         return (rho * t).sum() / ((rho * om).norm() * t.norm()).clamp_min(1e-12)
     def __call__(self, x: torch.Tensor):
         e = self.restr.energy(x); cos = self.density(x); w = self.w
-        total = (w["den"] * (1 - cos) + w["rama"] * e["rama"] + w["bond"] * e["bond_rmsd"] + w["angle"] * e["angle_rmsd"]
-                 + w["cbeta"] * e["cbeta"] + w["nonbonded"] * e["nonbonded"] + w["clash"] * e["clash"])
-        return total, dict(cos=cos, **{k: e[k] for k in ("bond_rmsd", "angle_rmsd", "rama", "clash")})
+        total = (w["den"] * (1 - cos) + w["rama"] * e["rama"] + w["rotamer"] * e["rotamer"] + w["bond"] * e["bond_rmsd"]
+                 + w["angle"] * e["angle_rmsd"] + w["cbeta"] * e["cbeta"] + w["ramaz"] * e["ramaz"] + w["nonbonded"] * e["nonbonded"]
+                 + w["clash"] * e["clash"])
+        return total, dict(cos=cos, **{k: e[k] for k in ("bond_rmsd", "angle_rmsd", "rama", "rotamer", "ramaz", "clash")})
 
 @dataclass
 class RefineResult:
@@ -1080,12 +1165,9 @@ class CryoNetRefiner:
 
 # %% ../nbs/08_cryonet_refine/08a_method.ipynb #8a3f948f
 @patch
-def refine(self: CryoNetRefiner, struct: Structure, dmap: DensityMap, restraints: Restraints | None = None,
-           truth: Structure | None = None) -> RefineResult:
-    "Refine `struct` into `dmap`; `truth` (optional, synthetic benchmarks only) is used for logging RMSD-to-truth, never for the loss."
-    restraints = restraints or Restraints.from_structure(struct)
+def _run(self: CryoNetRefiner, net: nn.Module, struct: Structure, dmap: DensityMap, restraints: Restraints, truth=None, max_iter=None):
+    "The refinement loop on `net` in place: returns (tracker, history rows, number of trainable parameters)."
     loss_fn = RefineLoss(struct, dmap, restraints, self.weights, self.device)
-    net = copy.deepcopy(self.denoiser).to(self.device)
     for name, p in net.named_parameters(): p.requires_grad_(self.trainable == "all" or ".x." in name)
     params = [p for p in net.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=self.lr, weight_decay=0.0)
@@ -1099,10 +1181,17 @@ def refine(self: CryoNetRefiner, struct: Structure, dmap: DensityMap, restraints
         row = _rows(terms, total); row = tr.update(i, x_hat, row["loss"] if self.early_stop == "loss" else -row["cos"], row)
         sgd_step(net, opt, total)
         return row
-    with Timer(sync=self.device) as t:
-        hist = fit(step, self.max_iter, callbacks=[tr.stop], verbose=False)
-    return RefineResult(tr.x, hist.rows, tr.it, t.elapsed, f"cryonet(K={self.k_steps})",
-                        dict(n_params=sum(p.numel() for p in params), iters=len(hist.rows)))
+    hist = fit(step, max_iter or self.max_iter, callbacks=[tr.stop], verbose=False)
+    return tr, hist.rows, sum(p.numel() for p in params)
+
+@patch
+def refine(self: CryoNetRefiner, struct: Structure, dmap: DensityMap, restraints: Restraints | None = None,
+           truth: Structure | None = None) -> RefineResult:
+    "Refine `struct` into `dmap` (a copy of the denoiser is optimised); `truth` (optional, synthetic benchmarks only) is logged as RMSD-to-truth, never used in the loss."
+    restraints = restraints or Restraints.from_structure(struct)
+    net = copy.deepcopy(self.denoiser).to(self.device)
+    with Timer(sync=self.device) as t: tr, rows, n_params = self._run(net, struct, dmap, restraints, truth)
+    return RefineResult(tr.x, rows, tr.it, t.elapsed, f"cryonet(K={self.k_steps})", dict(n_params=n_params, iters=len(rows)))
 
 class CoordGD:
     "Ablation: CryoNet's loss, Adam directly on the coordinates (no network); lr picked from `lr_ladder` by the lowest loss."
@@ -1128,6 +1217,24 @@ class CoordGD:
         lr, tr, hist = min(runs, key=lambda r: r[1].best)
         return RefineResult(tr.x, hist.rows, tr.it, t.elapsed, "coord_gd",
                             dict(lr=lr, ladder={r[0]: r[1].best for r in runs}, iters=len(hist.rows)))
+
+# %% ../nbs/08_cryonet_refine/08a_method.ipynb #a0bf3d1b
+def meta_train(refiner: CryoNetRefiner, cases: list, epochs: int = 1, iters: int | None = None) -> list:
+    "train_v2: the refinement loop over (model, map[, restraints]) cases on the shared `refiner.denoiser` (updated in place), a fresh AdamW per case; rows per case."
+    if not isinstance(refiner, CryoNetRefiner): raise TypeError("refiner must be a CryoNetRefiner")
+    if not isinstance(cases, (list, tuple)) or not cases: raise ValueError("cases must be a non-empty list of (Structure, DensityMap[, Restraints])")
+    for c in cases:
+        if not (isinstance(c, tuple) and len(c) in (2, 3) and isinstance(c[0], Structure) and isinstance(c[1], DensityMap)):
+            raise ValueError("each case must be a tuple (Structure, DensityMap) or (Structure, DensityMap, Restraints)")
+    _check_int(epochs, "epochs")
+    if iters is not None: _check_int(iters, "iters")
+    net = refiner.denoiser.to(refiner.device); out = []
+    for ep in range(epochs):
+        for k, (s, m, *R) in enumerate(cases):
+            tr, rows, _ = refiner._run(net, s, m, R[0] if R else Restraints.from_structure(s), max_iter=iters)
+            out.append(dict(epoch=ep, case=k, loss_first=rows[0]["loss"], loss_best=tr.best, iters=len(rows)))
+    for p in net.parameters(): p.requires_grad_(True)
+    return out
 
 # %% ../nbs/08_cryonet_refine/08a_method.ipynb #c8fc66b0
 class PhenixLikeRSR:
@@ -1182,8 +1289,19 @@ class PhenixLikeRSR:
                             dict(w0=w0, w=best["w"], met_goals=bool(ok), edge=best["w"] in (self.ladder[0], self.ladder[-1])))
 
 # %% ../nbs/08_cryonet_refine/08a_method.ipynb #513af659
-def load_structure(path, model: int | None = None, remove_h: bool = True, remove_water: bool = True) -> Structure:
-    "Read a PDB or mmCIF model with gemmi (first model only when `model` is given; a multi-model file without it is rejected)."
+ION_NAMES = ("K", "NA", "CL", "MG", "CA", "ZN", "MN", "POT", "SOD", "CLA", "CAL")   # PDB and CHARMM names of single-atom ions
+CHARMM_RES = dict(HSD="HIS", HSE="HIS", HSP="HIS", ADE="A", GUA="G", CYT="C", URA="U", THY="T")
+CHARMM_ATOM = {("*", "O1P"): "OP1", ("*", "O2P"): "OP2", ("ILE", "CD"): "CD1"}
+
+def _standard_names(res_name: str, names: list) -> tuple:
+    "CHARMM → PDB residue/atom names; a CHARMM nucleotide is RNA when it has O2', else DNA (DA...)."
+    rn = CHARMM_RES.get(res_name, res_name)
+    if res_name in ("ADE", "GUA", "CYT", "URA", "THY") and "O2'" not in names: rn = "D" + rn
+    return rn, [CHARMM_ATOM.get((rn, a), CHARMM_ATOM.get(("*", a), a)) for a in names]
+
+def load_structure(path, model: int | None = None, remove_h: bool = True, remove_water: bool = True,
+                   remove_ions: bool = True, charmm_names: bool = True) -> Structure:
+    "Read a PDB or mmCIF model with gemmi (first model only when `model` is given; a multi-model file without it is rejected); strips H, water and ions, maps CHARMM names."
     import gemmi
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"no such model file: {p}")
@@ -1196,9 +1314,12 @@ def load_structure(path, model: int | None = None, remove_h: bool = True, remove
     m = st[model or 0]; x, el, nm, rn, ri, ch, b, o = [], [], [], [], [], [], [], []
     for chain in m:
         for res in chain:
-            for a in res:
-                x.append(a.pos.tolist()); e = a.element.name; el.append(e[0] + e[1:].lower()); nm.append(a.name)
-                rn.append(res.name); ri.append(res.seqid.num); ch.append(chain.name); b.append(a.b_iso); o.append(a.occ)
+            if remove_ions and res.name in ION_NAMES and len(res) == 1: continue
+            names = [a.name for a in res]
+            r_name, names = _standard_names(res.name, names) if charmm_names else (res.name, names)
+            for a, a_name in zip(res, names):
+                x.append(a.pos.tolist()); e = a.element.name; el.append(e[0] + e[1:].lower()); nm.append(a_name)
+                rn.append(r_name); ri.append(res.seqid.num); ch.append(chain.name); b.append(a.b_iso); o.append(a.occ)
     if not x: raise ValueError(f"{p.name}: no atoms left after removing waters/hydrogens")
     return Structure(np.array(x), el, nm, rn, np.array(ri), ch, np.array(b), np.array(o))
 

@@ -14,7 +14,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 from ..core.train import fit, sgd_step
-from ..core.runtime import get_device
+from ..core.runtime import get_device, atomic_write
 from ..models.tiny_lm import TinyLM, TinyLMConfig, Tokenizer
 from .sim import *
 from .sim import _check_mode, _norm, _row, normalize_problem
@@ -22,12 +22,13 @@ from fastcore.basics import patch_to
 
 # %% auto #0
 __all__ = ['SYSTEM_KNOWN', 'SYSTEM_DISCOVERY', 'SYSTEM_FIXED', 'USER_TEMPLATES', 'JUDGE_PROMPT', 'CORRECT_PROMPT',
-           'EXPRESSED_PROMPT', 'DIALOG_EXTRA', 'GEN_SYSTEM', 'GEN_SYSTEM_IMAGE', 'GEN_PROMPTS', 'persona_profile_text',
-           'instance_preferences', 'chat_history_text', 'extract_json', 'ChatClient', 'HTTPFailure', 'LocalChatServer',
-           'MockChatServer', 'LLMAgent', 'cat_title', 'LLMUser', 'LLMJudge', 'LLMCorrectnessJudge', 'llm_call_budget',
-           'run_llm_protocol', 'dialog_words', 'protocol_words', 'DialogTokenizer', 'dialog_corpus', 'dialog_loss',
-           'train_dialog_lm', 'save_dialog_lm', 'load_dialog_lm', 'TinyLMResponder', 'image_part', 'gen_messages',
-           'dedup_dimension', 'BenchmarkGenerator']
+           'EXPRESSED_PROMPT', 'DIALOG_EXTRA', 'GEN_SYSTEM', 'GEN_SYSTEM_IMAGE', 'GEN_PROMPTS', 'DEDUP_PROMPT',
+           'persona_profile_text', 'instance_preferences', 'chat_history_text', 'extract_json', 'ChatClient',
+           'HTTPFailure', 'LocalChatServer', 'MockChatServer', 'LLMAgent', 'cat_title', 'LLMUser', 'LLMJudge',
+           'LLMCorrectnessJudge', 'llm_call_budget', 'run_llm_protocol', 'dialog_words', 'protocol_words',
+           'DialogTokenizer', 'dialog_corpus', 'dialog_loss', 'train_dialog_lm', 'save_dialog_lm', 'load_dialog_lm',
+           'TinyLMResponder', 'pil_image', 'image_part', 'gen_messages', 'dedup_dimension', 'llm_dedup_dimensions',
+           'BenchmarkGenerator']
 
 # %% ../../nbs/06_prefdisco/06c_protocol.ipynb #3e1c5552
 SYSTEM_KNOWN = ("You are a helpful assistant giving a personalized explanation of the problem the user asks about. The user "
@@ -257,12 +258,18 @@ class LLMAgent:
     "The model under test behind a ChatClient, in one of the three official modes."
     modes = MODES
     def __init__(self, client: ChatClient, mode: str = "infer_persona", style_reader: Callable[[str], dict] | None = None,
-                 temperature: float = 0.7, catalog: DimensionCatalog | None = None, name: str | None = None):
+                 temperature: float = 0.7, catalog: DimensionCatalog | None = None, name: str | None = None, see_images: bool = True):
         self.client, self.mode, self.style_reader, self.temperature = client, _check_mode(mode), style_reader, temperature
         self.catalog = catalog or DimensionCatalog.default(); self.name = name or f"llm:{client.model}"
+        if not isinstance(see_images, bool): raise TypeError(f"see_images must be a bool, got {see_images!r}")
+        self.see_images, self._img = see_images, None                  # the last image and its encoded content part
     def __repr__(self): return f"LLMAgent({self.name!r}, mode={self.mode!r})"
+    def _image_part(self, image) -> dict:
+        c = self._img
+        if c is None or c[0] is not image: c = self._img = (image, image_part(image))   # encode once per episode
+        return c[1]
     def messages(self, history: Sequence[dict], view: View) -> list[dict]:
-        "System prompt of the view's mode + the dialog."
+        "System prompt of the view's mode + the dialog; an image problem's image joins the opening user message (every call)."
         if view.mode == "persona_known":
             sys_ = SYSTEM_KNOWN.format(profile=persona_profile_text(view.profile or {}, {cat_title(self.catalog, c.dim):
                    dict(value=c.value_text, justification=c.justification) for c in (view.rubric or ())}))
@@ -270,7 +277,10 @@ class LLMAgent:
             n_asked = sum(m["role"] == "assistant" for m in history)
             sys_ = SYSTEM_DISCOVERY if view.fixed_num_questions is None else SYSTEM_FIXED.format(n=view.fixed_num_questions, turn=n_asked + 1)
         else: sys_ = None
-        return ([dict(role="system", content=sys_)] if sys_ else []) + [dict(role=m["role"], content=m["content"]) for m in history]
+        msgs = [dict(role=m["role"], content=m["content"]) for m in history]
+        if view.image is not None and self.see_images and msgs and msgs[0]["role"] == "user":
+            msgs[0] = dict(role="user", content=[dict(type="text", text=msgs[0]["content"]), self._image_part(view.image)])
+        return ([dict(role="system", content=sys_)] if sys_ else []) + msgs
     def _response(self, body: str) -> Response:
         return Response(None, self.style_reader(body) if self.style_reader else None, body)
     def act(self, history: Sequence[dict], view: View) -> Ask | Final:
@@ -352,18 +362,20 @@ def llm_call_budget(mode: str, max_turns: int, k: int, track_expressed: bool = T
 # %% ../../nbs/06_prefdisco/06c_protocol.ipynb #a6c82986
 def run_llm_protocol(instances: Sequence[Instance], agent_client: ChatClient, user_client: ChatClient | None = None,
                      judge_client: ChatClient | None = None, modes: Sequence[str] = MODES, user_type: str = "passive_nostop",
-                     max_turns: int = 5, n_workers: int = 4, seed: int = 0, catalog: DimensionCatalog | None = None) -> tuple[pd.DataFrame, dict]:
-    "Three-mode evaluation with LLM agent / user / judge clients (user defaults to the judge client); returns (episodes, call stats)."
+                     max_turns: int = 5, n_workers: int = 4, seed: int = 0, catalog: DimensionCatalog | None = None,
+                     image_only: bool = False, see_images: bool = True) -> tuple[pd.DataFrame, dict]:
+    "Three-mode evaluation with LLM agent / user / judge clients (user defaults to the judge client); returns (episodes, call stats). `image_only` keeps the image problems (the official `--image` run)."
     catalog = catalog or DimensionCatalog.default(); judge_client = judge_client or agent_client; user_client = user_client or judge_client
     for m in modes: _check_mode(m)
+    if image_only: instances = [it for it in instances if it.image is not None]
     from concurrent.futures import ThreadPoolExecutor
     jobs = [(it, m) for it in instances for m in modes]
     def one(job):
         it, m = job
-        e = run_episode(it, LLMAgent(agent_client, m, catalog=catalog), user=LLMUser(user_client, it, user_type, catalog=catalog) if m == "infer_persona" else None,
+        e = run_episode(it, LLMAgent(agent_client, m, catalog=catalog, see_images=see_images), user=LLMUser(user_client, it, user_type, catalog=catalog) if m == "infer_persona" else None,
                         judge=LLMJudge(judge_client, catalog=catalog), correctness=LLMCorrectnessJudge(judge_client), mode=m,
                         max_turns=max_turns, user_type=user_type, seed=seed)
-        return dict(_row(it, e), judge_failed=e.judge_failed)
+        return dict(_row(it, e), judge_failed=e.judge_failed, has_image=it.image is not None)
     with ThreadPoolExecutor(max(1, n_workers)) as ex: rows = list(ex.map(one, jobs))
     stats = {n: dict(c.stats) for n, c in dict(agent=agent_client, user=user_client, judge=judge_client).items()}
     return pd.DataFrame(rows), stats
@@ -512,14 +524,21 @@ GEN_PROMPTS = dict(
          "response scoring 1, 3 and 5 looks like. Reply as JSON: {{\"evaluation_criteria\": [{{\"preference\": ..., \"description\": "
          "..., \"levels\": [{{\"score\": 1, \"description\": ...}}, {{\"score\": 3, ...}}, {{\"score\": 5, ...}}]}}]}}"))
 
-def image_part(image) -> dict:
-    "An OpenAI `image_url` content part holding `image` (a PIL image, a file path or encoded bytes) as a base64 JPEG data URL."
-    import base64, io
+def pil_image(image):
+    "A PIL image from a PIL image, a file path, encoded bytes or Arrow's {bytes, path} image struct."
+    import io
     from PIL import Image                                                # lazy: only image problems need Pillow
-    if isinstance(image, (str, os.PathLike)): image = Image.open(image)
-    elif isinstance(image, (bytes, bytearray)): image = Image.open(io.BytesIO(image))
-    if not hasattr(image, "convert"): raise TypeError(f"image must be a PIL image, a path or bytes, got {type(image).__name__}")
-    buf = io.BytesIO(); image.convert("RGB").save(buf, format="JPEG")
+    if isinstance(image, dict): image = image.get("bytes") or image.get("path")
+    if isinstance(image, (str, os.PathLike)): return Image.open(image)
+    if isinstance(image, (bytes, bytearray)): return Image.open(io.BytesIO(image))
+    if not hasattr(image, "convert"): raise TypeError(f"image must be a PIL image, a path, bytes or a data URL, got {type(image).__name__}")
+    return image
+
+def image_part(image) -> dict:
+    "An OpenAI `image_url` content part: `image` as a base64 JPEG data URL (an image data URL passes through unchanged)."
+    import base64, io
+    if isinstance(image, str) and image.startswith("data:image/"): return dict(type="image_url", image_url=dict(url=image))
+    buf = io.BytesIO(); pil_image(image).convert("RGB").save(buf, format="JPEG")
     return dict(type="image_url", image_url=dict(url="data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode()))
 
 def gen_messages(prompt: str, image=None) -> list[dict]:
@@ -539,17 +558,48 @@ def dedup_dimension(name: str, pool: Sequence[str], threshold: float = 0.6) -> s
         if j > top or (j == top and best is None): best, top = p, j
     return best if best is not None and top >= threshold else None
 
+DEDUP_PROMPT = ("Decide which NEW personalization dimensions measure the same concept as one of the EXISTING dimensions, "
+    "even when named differently.\n\nNEW DIMENSIONS:\n{new}\n\nEXISTING DIMENSIONS:\n{existing}\n\nTwo dimensions are the same "
+    "when they control the same aspect of an explanation (e.g. 'Diagram Use' and 'Visual Aid Preference'); different aspects stay "
+    "apart (e.g. 'Formality' and 'Code Style'). Reply as JSON with one entry per new dimension: {{\"<new name>\": {{\"action\": "
+    "\"map_to_existing\" or \"keep_new\", \"existing_dimension\": \"<exact existing name when mapping>\", \"reason\": ...}}}}")
+
+def llm_dedup_dimensions(client, new: dict, pool: dict, chunk_size: int = 200, temperature: float = 0.7) -> tuple[dict, dict]:
+    "Map each new dimension (name -> description) to the pool name an LLM judges it duplicates, else None: one JSON call per chunk of the pool."
+    if not hasattr(client, "chat"): raise TypeError("client must have a chat(messages, temperature, json_mode) method")
+    if not isinstance(new, dict) or not isinstance(pool, dict): raise TypeError("new and pool must be dicts name -> description")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1: raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
+    hit = {n: (n if n in pool else None) for n in new}                   # exact names need no call
+    left, st, names = [n for n in new if n not in pool], dict(calls=0, invalid=0, missing=0, unparsable=0), list(pool)
+    for i in range(0, len(names), chunk_size):
+        if not left: break
+        chunk = names[i:i + chunk_size]
+        p = DEDUP_PROMPT.format(new="\n".join(f"- {n}: {new[n]}" for n in left), existing=json.dumps({n: pool[n] for n in chunk}, indent=1))
+        st["calls"] += 1
+        try: rep = json.loads(client.chat(gen_messages(p), temperature=temperature, json_mode=True))
+        except ValueError: st["unparsable"] += 1; continue              # as the official step: an unreadable reply keeps them new
+        for n in list(left):
+            e = rep.get(n)
+            if not isinstance(e, dict): st["missing"] += 1; continue
+            if e.get("action") != "map_to_existing": continue
+            if e.get("existing_dimension") in chunk: hit[n] = e["existing_dimension"]; left.remove(n)
+            else: st["invalid"] += 1                                     # a mapping to a name not shown: kept new
+    return hit, st
+
 def _persona_text(p: dict) -> str: return persona_profile_text(p) if isinstance(p, dict) else str(p)
 
 # %% ../../nbs/06_prefdisco/06c_protocol.ipynb #fc8a35fb
 class BenchmarkGenerator:
     "The official generation steps over a ChatClient: general dimensions, a persona library, and per (problem, persona) pair the proposed dimensions, deduplicated, with values and a rubric."
     def __init__(self, client: ChatClient, min_dimensions: int = 20, max_prefs: int = 6, dedup_threshold: float = 0.6,
-                 temperature: float = 0.7, seed: int = 111, domain: str = "questions"):
+                 temperature: float = 0.7, seed: int = 111, domain: str = "questions", dedup: str = "words", dedup_chunk: int = 200):
         if not hasattr(client, "chat"): raise TypeError("client must have a chat(messages, temperature, json_mode) method")
         if not (isinstance(min_dimensions, int) and min_dimensions >= 1 and isinstance(max_prefs, int) and max_prefs >= 1):
             raise ValueError(f"min_dimensions and max_prefs must be ints >= 1, got {min_dimensions!r}, {max_prefs!r}")
         if not 0 < dedup_threshold <= 1: raise ValueError(f"dedup_threshold must be in (0, 1], got {dedup_threshold!r}")
+        if dedup not in ("words", "llm"): raise ValueError(f"dedup must be 'words' (deterministic) or 'llm' (the official step), got {dedup!r}")
+        if isinstance(dedup_chunk, bool) or not isinstance(dedup_chunk, int) or dedup_chunk < 1: raise ValueError(f"dedup_chunk must be an int >= 1, got {dedup_chunk!r}")
+        self.dedup, self.dedup_chunk, self.dedup_stats = dedup, dedup_chunk, dict(calls=0, invalid=0, missing=0, unparsable=0)
         self.client, self.min_dimensions, self.max_prefs, self.threshold = client, min_dimensions, max_prefs, dedup_threshold
         self.temperature, self.rng, self.domain = temperature, np.random.default_rng(seed), domain
         self.dimensions: dict[str, dict] = {}; self.merged: dict[str, str] = {}; self.calls = 0   # pool, duplicate -> kept name
@@ -558,10 +608,17 @@ class BenchmarkGenerator:
         self.calls += 1; return json.loads(self.client.chat(gen_messages(prompt, image), temperature=self.temperature, json_mode=True))
     def add_dimensions(self, dims: Sequence[dict]) -> list[str]:
         "Merge proposed dimensions into the pool; returns the kept name of each (duplicates map to the existing one)."
+        items = [(d["name"].strip(), d) for d in dims if isinstance(d, dict) and str(d.get("name", "")).strip()]
+        if self.dedup == "llm":                                          # one call per pool chunk for the whole batch
+            new = {n: str(d.get("description", "")) for n, d in items if n not in self.dimensions and n not in self.merged}   # decided names: no call
+            hits, st = (llm_dedup_dimensions(self.client, new, {k: v["description"] for k, v in self.dimensions.items()}, self.dedup_chunk,
+                        self.temperature) if new and self.dimensions else ({}, {}))
+            for k, v in st.items(): self.dedup_stats[k] += v
+            self.calls += st.get("calls", 0); find = lambda n: n if n in self.dimensions else self.merged.get(n) or hits.get(n)
+        else: find = lambda n: dedup_dimension(n, list(self.dimensions), self.threshold)
         out = []
-        for d in dims:
-            if not isinstance(d, dict) or not str(d.get("name", "")).strip(): continue
-            name = d["name"].strip(); hit = dedup_dimension(name, list(self.dimensions), self.threshold)
+        for name, d in items:
+            hit = find(name)
             if hit is None: self.dimensions[name] = dict(description=d.get("description", ""), value_range=d.get("value_range", ""))
             elif hit != name: self.merged[name] = hit
             out.append(hit or name)
@@ -608,14 +665,18 @@ def personalize(self, problem: dict, persona: dict, image=None, problem_id: str 
 @patch_to(BenchmarkGenerator)
 def generate(self, problems: Sequence[dict], n_personas: int = 10, per_problem: int = 10, image_key: str | None = None,
              path=None) -> list[dict]:
-    "The whole benchmark: general dimensions, a persona library, per_problem personas per problem; written as JSONL when path is given."
+    "The whole benchmark: general dimensions, a persona library, per_problem personas per problem; written as JSONL (images as files beside it) when path is given."
     if not 1 <= per_problem <= n_personas: raise ValueError(f"per_problem must be in [1, n_personas={n_personas}], got {per_problem}")
     self.general_dimensions(problems); lib = self.persona_library(n_personas)
     recs = [dict(type="metadata", generator="iclr26nb.prefdisco.BenchmarkGenerator", n_problems=len(problems), domain=self.domain)]
     for i, pr in enumerate(problems):
+        im = pr.get(image_key) if image_key else None
+        rel = f"images/problem_{i}.jpg" if im is not None and path is not None else None    # the image file, relative to the JSONL
+        if rel: (Path(path).parent/"images").mkdir(parents=True, exist_ok=True); pil_image(im).convert("RGB").save(Path(path).parent/rel, format="JPEG")
         for j in self.rng.permutation(n_personas)[:per_problem]:
-            recs.append(self.personalize(pr, lib[j], image=pr.get(image_key) if image_key else None, problem_id=f"problem_{i}"))
+            r = self.personalize(pr, lib[j], image=im, problem_id=f"problem_{i}")
+            if rel: r["original_problem"]["image"] = rel
+            recs.append(r)
     if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text("\n".join(json.dumps(r) for r in recs) + "\n", encoding="utf-8")
+        with atomic_write(path) as f: f.write("\n".join(json.dumps(r) for r in recs) + "\n")
     return recs

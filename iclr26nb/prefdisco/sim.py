@@ -451,6 +451,7 @@ class View:
     profile: dict | None = None          # persona_known only
     fixed_num_questions: int | None = None
     stereotype: dict | None = field(default=None, repr=False)   # persona values, read only by the naive agent's noisy channel
+    image: object = field(default=None, repr=False)             # the problem's image (PIL image, path, bytes or data URL), if any
 
 @dataclass
 class Instance:
@@ -459,6 +460,7 @@ class Instance:
     persona: Persona; rubric: list[Criterion]
     uid: int = 0
     candidates: tuple[str, ...] = ()
+    image: object = field(default=None, repr=False)             # image problems (ScienceQA-style): shown to the model in every mode
     def __post_init__(self): self.rubric = validate_rubric(self.rubric, self.persona.prefs)
     @property
     def task(self) -> str: return Problem(self.problem_id, self.family, self.question, self.options, self.answer).task
@@ -469,7 +471,7 @@ class Instance:
         known = _check_mode(mode) == "persona_known"
         return View(self.uid, seed, mode, self.family, self.task, tuple(self.candidates or [c.dim for c in self.rubric]),
                     self.answer, self.options, tuple(self.rubric) if known else None, self.persona.profile if known else None,
-                    fixed_num_questions, dict(self.persona.prefs))
+                    fixed_num_questions, dict(self.persona.prefs), self.image)
 
 # %% ../../nbs/06_prefdisco/06a_method.ipynb #78717f3a
 def _round_weights(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -1180,8 +1182,8 @@ def _options(v) -> dict:
     return {}
 
 def normalize_problem(src: dict) -> dict:
-    "question, options, answer of a released source row (the official evaluator's field rules)."
-    if not isinstance(src, dict): return dict(question=str(src), options={}, answer="")
+    "question, options, answer and image of a released source row (the official evaluator's field rules)."
+    if not isinstance(src, dict): return dict(question=str(src), options={}, answer="", image=None)
     q = next((src[k] for k in ("query", "question", "problem", "Question", "prompt") if src.get(k)), "")
     if src.get("context"): q = f"{src['context']}\n\n{q}" if q else str(src["context"])
     opts = _options(src.get("choices") or src.get("options"))
@@ -1190,14 +1192,14 @@ def normalize_problem(src: dict) -> dict:
     ans = src.get(key, "") if key else ""
     if isinstance(ans, int) and not isinstance(ans, bool) and opts: ans = chr(65 + ans)
     elif key == "label" and isinstance(ans, str) and ans.isdigit(): ans = chr(64 + int(ans))      # SocialIQA: one-indexed
-    return dict(question=str(q), options=opts, answer=str(ans))
+    return dict(question=str(q), options=opts, answer=str(ans), image=src.get("image"))
 
 # %% ../../nbs/06_prefdisco/06a_method.ipynb #375a868f
 def save_prefdisco_jsonl(instances: Sequence[Instance], path, catalog: DimensionCatalog | None = None) -> Path:
-    "Write instances in the official PrefDisco JSONL format (plus a `prefdisco_mini` block for an exact round trip)."
+    "Write instances in the official PrefDisco JSONL format (plus a `prefdisco_mini` block for an exact round trip); images go to files beside it."
     catalog, path = catalog or DimensionCatalog.default(), Path(path)
     lines = [dict(type="metadata", generator="iclr26nb.prefdisco", n_problems=len(instances))]
-    for it in instances:
+    for n, it in enumerate(instances):
         title = lambda d: catalog[d].title if d in catalog.index else d
         prefs = {title(c.dim): dict(value=c.value_text or (catalog[c.dim].label(c.target) if c.target is not None else ""),
                                     local_importance=max(1, round(5 * c.weight)), justification=c.justification) for c in it.rubric}
@@ -1209,9 +1211,19 @@ def save_prefdisco_jsonl(instances: Sequence[Instance], path, catalog: Dimension
                           evaluation_rubric=dict(evaluation_criteria=crit),
                           prefdisco_mini=dict(family=it.family, uid=int(it.uid), candidates=list(it.candidates),
                                               problem_id=it.problem_id, prefs=it.persona.prefs, traits=it.persona.traits)))
+        if it.image is not None: lines[-1]["original_problem"]["image"] = _save_image(it.image, path.parent, f"images/{n:05d}.png")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(json.dumps(l) for l in lines) + "\n", encoding="utf-8")
+    tmp = path.with_name(f".{path.name}.tmp"); tmp.write_text("\n".join(json.dumps(l) for l in lines) + "\n", encoding="utf-8"); tmp.replace(path)
     return path
+
+def _save_image(im, root: Path, rel: str) -> str:
+    "A path (or data URL) string for the record: strings are kept, bytes and PIL images are written to root/rel."
+    if isinstance(im, str): return im
+    (root/rel).parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(im, (bytes, bytearray)): (root/rel).write_bytes(bytes(im))
+    elif hasattr(im, "save"): im.save(root/rel, format="PNG")
+    else: raise TypeError(f"an instance image must be a str, bytes or a PIL image, got {type(im).__name__}")
+    return rel
 
 def _drop_nulls(x):
     "Remove None entries from nested dicts (Arrow-backed loaders give every row the union of all keys, absent ones as None)."
@@ -1219,8 +1231,14 @@ def _drop_nulls(x):
     if isinstance(x, list): return [_drop_nulls(v) for v in x]
     return x
 
+def _image_ref(im, base_dir):
+    "A released image as the model client can read it: Arrow's {bytes, path} struct -> bytes or path; relative paths -> base_dir."
+    if isinstance(im, dict): im = im.get("bytes") or im.get("path")
+    if isinstance(im, str) and not im.startswith("data:") and base_dir is not None and not Path(im).is_absolute(): im = str(Path(base_dir)/im)
+    return im
+
 def prefdisco_record(r: dict, catalog: DimensionCatalog | None = None, family: str = "custom", renormalize: bool = False,
-                     where: str = "record") -> Instance | None:
+                     where: str = "record", base_dir=None) -> Instance | None:
     "One released record as an Instance (None for the metadata record); `where` names it in error messages (e.g. 'line 3')."
     catalog, r = catalog or DimensionCatalog.default(), _drop_nulls(dict(r))
     if r.get("type") == "metadata": return None
@@ -1248,17 +1266,17 @@ def prefdisco_record(r: dict, catalog: DimensionCatalog | None = None, family: s
     prob = normalize_problem(r["original_problem"])
     return Instance(extra.get("problem_id", r["problem_id"]), extra.get("family", family), prob["question"],
                     prob["options"] or None, prob["answer"], Persona(pid, extra.get("traits", {}), prof, prefs), rub,
-                    int(extra.get("uid", 0)), tuple(extra.get("candidates") or [c.dim for c in rub]))
+                    int(extra.get("uid", 0)), tuple(extra.get("candidates") or [c.dim for c in rub]), _image_ref(prob["image"], base_dir))
 
 def load_prefdisco_jsonl(path, catalog: DimensionCatalog | None = None, family: str = "custom",
                          renormalize: bool = False) -> list[Instance]:
-    "Instances from an official PrefDisco JSONL file (type == 'personalized_problem' lines; metadata is skipped)."
+    "Instances from an official PrefDisco JSONL file (type == 'personalized_problem' lines; metadata is skipped; image paths are relative to the file)."
     out = []
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip(): continue
         try: r = json.loads(line)
         except json.JSONDecodeError as e: raise ValueError(f"line {n}: invalid JSON ({e.msg})") from None
-        it = prefdisco_record(r, catalog, family, renormalize, where=f"line {n}")
+        it = prefdisco_record(r, catalog, family, renormalize, where=f"line {n}", base_dir=Path(path).parent)
         if it is not None: out.append(replace(it, uid=it.uid if "prefdisco_mini" in r else n))
     return out
 
@@ -1294,6 +1312,6 @@ def load_prefdisco_hf(source, split: str = "train", data_files=None, catalog: Di
         ds = ds[split]
     out = []
     for n, r in enumerate(ds):
-        it = prefdisco_record(r, catalog, family, renormalize, where=f"row {n}")
+        it = prefdisco_record(r, catalog, family, renormalize, where=f"row {n}", base_dir=(src if src.is_dir() else src.parent) if src.exists() else None)
         if it is not None: out.append(it if r.get("prefdisco_mini") else replace(it, uid=n))
     return out

@@ -309,18 +309,26 @@ class LMJudge:
     """Likelihood judge on a frozen LM M: free s0 = log p(y EOS | x RESP)/|y EOS|; ref s1 = same given `x REF r RESP`; match s2 = s1 - s0.
 
     lm: the frozen judge LM M. world: the RubricWorld that formats contexts. mode: "free", "ref" or "match".
-    batch_size: responses scored per forward pass."""
-    def __init__(self, lm: TinyLM, world: RubricWorld, mode: str = "ref", batch_size: int = 512):
+    batch_size: responses scored per forward pass.
+    cache: False; True memoises each (context, response) score; a dict memoises into it (share one between judges on the same frozen LM)."""
+    def __init__(self, lm: TinyLM, world: RubricWorld, mode: str = "ref", batch_size: int = 512, cache: bool | dict = False):
         if mode not in LM_MODES: raise ValueError(f"mode must be one of {LM_MODES}, got {mode!r}")
+        if not isinstance(cache, (bool, dict)): raise TypeError(f"cache must be a bool or a dict, got {type(cache).__name__}")
         self.lm, self.world, self.mode, self.batch_size = lm, world, mode, batch_size
+        self.memo = cache if isinstance(cache, dict) else {} if cache else None     # (context, y EOS) -> score; the LM must stay frozen
         self.needs_reference = mode != "free"
     @torch.no_grad()
     def _s(self, prompts, responses, refs):
-        tg = [list(y) + [self.world.tok.eos_id] for y in responses]; out = []
-        for i in range(0, len(prompts), self.batch_size):
-            ctx = [context_ids(self.world, p, r) for p, r in zip(prompts[i:i + self.batch_size], refs[i:i + self.batch_size])]
-            lp, n = seq_logprob(self.lm, ctx, tg[i:i + self.batch_size]); out.append((lp / n).cpu())
-        return torch.cat(out).double()
+        ctx = [context_ids(self.world, p, r) for p, r in zip(prompts, refs)]; tg = [list(y) + [self.world.tok.eos_id] for y in responses]
+        keys = None if self.memo is None else [(tuple(c), tuple(t)) for c, t in zip(ctx, tg)]
+        todo = list(range(len(ctx))) if keys is None else [i for i, k in enumerate(keys) if k not in self.memo]   # rows not scored before
+        out = [torch.zeros(0, dtype=torch.float64)]
+        for i in range(0, len(todo), self.batch_size):
+            j = todo[i:i + self.batch_size]; lp, n = seq_logprob(self.lm, [ctx[k] for k in j], [tg[k] for k in j]); out.append((lp / n).cpu().double())
+        s = torch.cat(out)
+        if keys is None: return s
+        self.memo.update(zip((keys[k] for k in todo), s.tolist()))
+        return torch.tensor([self.memo[k] for k in keys], dtype=torch.float64)
     def score(self, prompts, responses, references=None):
         _check_refs(self, prompts, responses, references)
         free = lambda: self._s(prompts, responses, [None] * len(prompts))
@@ -562,13 +570,16 @@ class PrefPair:
     q_rejected: float
 
 def build_preference_pairs(policy: TinyLM, judge, world: RubricWorld, prompts: list[Prompt], references: list[tuple] | None = None,
-                           n: int = 8, temperature: float = 1.0, min_gap: float = 0.0, seed: int = 0) -> list[PrefPair]:
-    "Sample y_1..y_n ~ pi(.|x), rank with the judge, keep (best, worst) when their score gap exceeds min_gap."
+                           n: int = 8, temperature: float = 1.0, min_gap: float = 0.0, seed: int = 0,
+                           samples: list[list[tuple]] | None = None) -> list[PrefPair]:
+    "Sample y_1..y_n ~ pi(.|x) (or take `samples` drawn so, n per prompt), rank with the judge, keep (best, worst) when their score gap exceeds min_gap."
     _check_prompts(prompts)
     if isinstance(n, bool) or not isinstance(n, int) or n < 2: raise ValueError(f"n must be an int >= 2 samples, got {n!r}")
     if not temperature > 0: raise ValueError(f"temperature must be > 0 for sampling, got {temperature!r}")
     if references is not None and len(references) != len(prompts): raise ValueError(f"{len(prompts)} prompts but {len(references)} references")
-    ys = sample_responses(policy, world, prompts, n, temperature, seed)
+    if samples is None: ys = sample_responses(policy, world, prompts, n, temperature, seed)
+    elif len(samples) != len(prompts) or any(len(r) != n for r in samples): raise ValueError(f"samples must hold n={n} responses for each of the {len(prompts)} prompts")
+    else: ys = [[tuple(y) for y in r] for r in samples]             # the same draws ranked by several judges
     P = [p for p in prompts for _ in range(n)]; Y = [y for row in ys for y in row]
     R = None if references is None else [r for r in references for _ in range(n)]
     s = judge.score(P, Y, R if getattr(judge, "needs_reference", False) else None).view(len(prompts), n)
@@ -614,20 +625,27 @@ def dpo(policy: TinyLM, ref_policy: TinyLM, world: RubricWorld, pairs: list[Pref
 def _win(q, q_ref): return float(np.mean([(a > b) + 0.5 * (a == b) for a, b in zip(q, q_ref)]))
 
 def evaluate_policy(policy: TinyLM, world: RubricWorld, prompts: list[Prompt], references: list[tuple], n_samples: int = 4,
-                    baseline: TinyLM | None = None, seed: int = 0, lengths: bool = False) -> dict:
-    "Hidden-Q evaluation: mean Q at T=1 and greedy, win rate vs the references and vs a baseline policy, mean length in chunks (with `lengths`, its histogram)."
+                    baseline: TinyLM | None = None, seed: int = 0, lengths: bool = False, greedy: bool = True,
+                    baseline_samples: list[list[tuple]] | None = None) -> dict:
+    """Hidden-Q evaluation: mean Q at T=1 and (with `greedy`) greedy, win rate vs the references and vs a baseline policy, mean length in chunks (with `lengths`, its histogram).
+
+    baseline_samples: the baseline's draws given instead of `baseline` (sample_responses(baseline, ..., n_samples, 1.0, seed + 1)), reused across policies."""
     _check_prompts(prompts)
     if len(references) != len(prompts): raise ValueError(f"{len(prompts)} prompts but {len(references)} references")
+    if baseline is not None and baseline_samples is not None: raise ValueError("give baseline or baseline_samples, not both")
+    if baseline_samples is not None and (len(baseline_samples) != len(prompts) or any(len(r) != n_samples for r in baseline_samples)):
+        raise ValueError(f"baseline_samples must hold n_samples={n_samples} responses for each of the {len(prompts)} prompts")
     ys = sample_responses(policy, world, prompts, n_samples, 1.0, seed)
     q = [[world.quality(p, y) for y in row] for p, row in zip(prompts, ys)]
     qr = [world.quality(p, r) for p, r in zip(prompts, references)]
-    gq = [world.quality(p, row[0]) for p, row in zip(prompts, sample_responses(policy, world, prompts, 1, 0.0, seed))]
-    out = dict(mean_q=float(np.mean(q)), mean_q_greedy=float(np.mean(gq)),
-               win_vs_ref=_win([v for row in q for v in row], [r for r in qr for _ in range(n_samples)]),
-               mean_len=float(np.mean([len(chunks(y)) for row in ys for y in row])))
+    out = dict(mean_q=float(np.mean(q)))
+    if greedy: out["mean_q_greedy"] = float(np.mean([world.quality(p, row[0]) for p, row in zip(prompts, sample_responses(policy, world, prompts, 1, 0.0, seed))]))
+    out |= dict(win_vs_ref=_win([v for row in q for v in row], [r for r in qr for _ in range(n_samples)]),
+                mean_len=float(np.mean([len(chunks(y)) for row in ys for y in row])))
     if lengths: out["len_counts"] = {int(k): int(v) for k, v in enumerate(np.bincount([len(chunks(y)) for row in ys for y in row])) if v}   # length -> samples
-    if baseline is not None:
-        qb = [[world.quality(p, y) for y in row] for p, row in zip(prompts, sample_responses(baseline, world, prompts, n_samples, 1.0, seed + 1))]
+    if baseline is not None: baseline_samples = sample_responses(baseline, world, prompts, n_samples, 1.0, seed + 1)
+    if baseline_samples is not None:
+        qb = [[world.quality(p, y) for y in row] for p, row in zip(prompts, baseline_samples)]
         out["win_vs_base"] = _win([v for row in q for v in row], [v for row in qb for v in row])
     return out
 

@@ -162,3 +162,79 @@ def test_hf_loader_on_a_datasets_stand_in(world, tmp_path):
         back = load_prefdisco_hf(src, catalog=cat)
         assert [i.uid for i in back] == [i.uid for i in objs]
         assert [[(c.dim, c.target, c.weight) for c in i.rubric] for i in back] == [[(c.dim, c.target, c.weight) for c in i.rubric] for i in objs]
+
+
+def _image_requests(srv):
+    "For each request to the model under test: the indices of messages that carry an image_url part, and the opening user index."
+    out = []
+    for r in srv.requests:
+        msgs = r["messages"]; first = next(i for i, m in enumerate(msgs) if m["role"] == "user")
+        c0 = msgs[first]["content"]; text = c0[0]["text"] if isinstance(c0, list) else c0
+        if text.startswith("I need help"):
+            out.append((first, [i for i, m in enumerate(msgs) if isinstance(m["content"], list) for p in m["content"] if p["type"] == "image_url"]))
+    return out
+
+
+def test_image_problem_jsonl_to_protocol(world, tmp_path):
+    from dataclasses import replace
+    from PIL import Image
+    cat, batch = world
+    objs = batch.to_instances()[:3]
+    objs[1] = replace(objs[1], image=Image.new("RGB", (5, 3), (250, 0, 0)))
+    back = load_prefdisco_jsonl(save_prefdisco_jsonl(objs, tmp_path/"b.jsonl", cat), cat)
+    assert [i.image is not None for i in back] == [False, True, False] and (tmp_path/"images"/"00001.png").exists()
+    reply = lambda m: ("###ACTION###: 'final_answer'\n###RESPONSE###: " if m[0]["role"] == "system" and "###ACTION###" in m[0]["content"] else "") + "Answer: B."
+    with MockChatServer(lambda m: reply(m) if _is_agent(m) else '{"response": "ok", "expressed_preferences": [], "score": 3, "correct": 0}') as srv:
+        c = ChatClient(srv.base_url, "vlm", backoff=0)
+        ep, _ = run_llm_protocol(back, c, image_only=True, n_workers=2, max_turns=1)
+        assert len(ep) == 3 and ep.has_image.all()
+        seen = _image_requests(srv)
+        assert len(seen) == 4 and all(ix == [first] for first, ix in seen)          # no_prompt 1, known 1, discovery 2
+        srv.requests.clear()
+        run_llm_protocol(back, c, image_only=True, see_images=False, n_workers=1, max_turns=1)
+        assert all(ix == [] for _, ix in _image_requests(srv))
+
+
+def _is_agent(msgs):
+    c0 = next(m for m in msgs if m["role"] == "user")["content"]
+    return (c0[0]["text"] if isinstance(c0, list) else c0).startswith("I need help")
+
+
+def test_image_feature_through_datasets(world, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    from PIL import Image
+    cat, batch = world
+    objs = batch.to_instances()[:2]
+    save_prefdisco_jsonl(objs, tmp_path/"x.jsonl", cat)
+    rows = [json.loads(l) for l in (tmp_path/"x.jsonl").read_text().splitlines()][1:]
+    Image.new("RGB", (6, 4), (0, 0, 255)).save(tmp_path/"blue.png")
+    for r, im in zip(rows, [str(tmp_path/"blue.png"), None]):
+        r["original_problem"] = dict(question=r["original_problem"]["question"], answer=r["original_problem"]["answer"], image=im)
+    ds = datasets.Dataset.from_list(rows)
+    feats = ds.features.copy(); feats["original_problem"]["image"] = datasets.Image()      # ScienceQA's image column type
+    ds.cast(feats).save_to_disk(str(tmp_path/"disk"))
+    back = load_prefdisco_hf(tmp_path/"disk", catalog=cat)
+    assert back[1].image is None and pil_image(back[0].image).size == (6, 4)
+    with MockChatServer(replies=["Answer: 1."]) as srv:
+        LLMAgent(ChatClient(srv.base_url, "vlm", backoff=0), "no_prompt").act([dict(role="user", content="I need help with the following task: x")], back[0].view("no_prompt"))
+        assert _image_requests(srv) == [(0, [0])]
+
+
+def test_llm_dedup_on_the_mock_server():
+    def dedup(msgs):
+        text = msgs[-1]["content"]
+        head, tail = text.split("EXISTING DIMENSIONS:\n", 1)
+        shown = list(json.loads(tail.split("\n\nTwo dimensions")[0]))
+        new = [l[2:].split(":")[0] for l in head.splitlines() if l.startswith("- ")]
+        same = {"Diagram Use": "Visual Aids", "Wordiness": "Verbosity"}
+        return json.dumps({n: dict(action="map_to_existing", existing_dimension=same[n]) if same.get(n) in shown else dict(action="keep_new") for n in new})
+    pool = {"Visual Aids": "diagrams", "Verbosity": "length", "Tone": "warmth"}
+    with MockChatServer(dedup) as srv:
+        c = ChatClient(srv.base_url, "m", backoff=0)
+        for chunk in (1, 2, 3, 200):
+            srv.requests.clear()
+            hit, st = llm_dedup_dimensions(c, {"Diagram Use": "", "Wordiness": "", "Humor": "", "Tone": ""}, pool, chunk_size=chunk)
+            assert hit == {"Diagram Use": "Visual Aids", "Wordiness": "Verbosity", "Humor": None, "Tone": "Tone"}
+            assert st["calls"] == len(srv.requests) == -(-3 // chunk) and st["invalid"] == st["missing"] == 0
+        assert llm_dedup_dimensions(c, {"Tone": ""}, pool) == ({"Tone": "Tone"}, dict(calls=0, invalid=0, missing=0, unparsable=0))
+    with pytest.raises(ValueError, match="chunk_size"): llm_dedup_dimensions(c, {}, pool, chunk_size=True)

@@ -11,7 +11,7 @@ from typing import Callable, Iterable, Literal, Sequence
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy import stats
+from scipy import special, stats
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -20,17 +20,18 @@ from .core.train import fit, sgd_step
 
 # %% auto #0
 __all__ = ['DATASET_REGISTRY', 'AA20', 'KINDS', 'TASKS', 'MODLAMP_FILES', 'SPLIT_KINDS', 'PKA_POS', 'PKA_NEG', 'EISENBERG',
-           'RESIDUE_MASS', 'WATER', 'PROPERTIES', 'DENOMS', 'CLEAN_STAGES', 'cluster_ecfp', 'NEG_METHODS', 'ATOM_DIMS',
-           'BOND_DIMS', 'PAD', 'MASK', 'CLS', 'SMILES_CHARS', 'PAIRS', 'DatasetMeta', 'dataset_info', 'registry_table',
-           'PeptideDataset', 'check_sequences', 'load_modlamp', 'read_fasta', 'load_fasta_classes', 'load_pepbenchdata',
-           'get_split', 'peptide_properties', 'make_synthetic', 'pair_identities', 'pairwise_identity',
-           'identity_edges', 'cluster_identity', 'cluster_labels', 'CleanReport', 'clean', 'enriched_kmers',
-           'check_split', 'random_split', 'cluster_split', 'hybrid_clusters', 'hybrid_split', 'ecfp_clusters',
-           'make_official_splits', 'save_splits', 'leak_report', 'NegativeSampler', 'distribution_report',
-           'fasta_to_smiles', 'fasta_to_helm', 'helm_to_smiles', 'to_smiles', 'smiles_to_fasta', 'nc_variant', 'ecfp',
-           'aac', 'dpc', 'Graph', 'mol_graph', 'evaluate', 'PepModel', 'PropertyBaseline', 'featurize', 'FPModel',
-           'GIN', 'collate_graphs', 'GINModel', 'PLMEncoder', 'tokenize', 'pretrain_plm', 'TinyPLM', 'HFEncoder',
-           'SmilesCNN', 'default_split', 'run_leaderboard', 'leaderboard_table', 'bench_identity']
+           'RESIDUE_MASS', 'WATER', 'PROPERTIES', 'DENOMS', 'BOUNDS', 'CLEAN_STAGES', 'OUTLIER_RULES', 'cluster_ecfp',
+           'NEG_METHODS', 'ATOM_DIMS', 'BOND_DIMS', 'CONVS', 'PAD', 'MASK', 'CLS', 'HF_INPUTS', 'SMILES_CHARS', 'PAIRS',
+           'DatasetMeta', 'dataset_info', 'registry_table', 'PeptideDataset', 'check_sequences', 'load_modlamp',
+           'read_fasta', 'load_fasta_classes', 'load_pepbenchdata', 'get_split', 'peptide_properties', 'make_synthetic',
+           'pair_identities', 'pairwise_identity', 'identity_edges', 'cluster_identity', 'cluster_labels',
+           'CleanReport', 'outlier_mask', 'clean', 'enriched_kmers', 'check_split', 'random_split', 'cluster_split',
+           'hybrid_clusters', 'hybrid_split', 'ecfp_clusters', 'make_official_splits', 'save_splits', 'leak_report',
+           'NegativeSampler', 'distribution_report', 'fasta_to_smiles', 'fasta_to_helm', 'helm_to_smiles', 'to_smiles',
+           'smiles_to_fasta', 'nc_variant', 'ecfp', 'aac', 'dpc', 'Graph', 'mol_graph', 'evaluate', 'PepModel',
+           'PropertyBaseline', 'featurize', 'FPModel', 'GNN', 'GIN', 'collate_graphs', 'GINModel', 'PLMEncoder',
+           'tokenize', 'pretrain_plm', 'TinyPLM', 'HFEncoder', 'HFFineTune', 'SmilesCNN', 'default_split',
+           'run_leaderboard', 'leaderboard_table', 'bench_identity']
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #beed1769
 @dataclass(frozen=True)
@@ -322,7 +323,7 @@ def pairwise_identity(a: str, b: str, denom: str = "longer") -> float:
     return float(pair_identities([a], [b], np.array([[0, 0]]), denom)[0])
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #f0e58d64
-def _kmer_matrix(seqs: Sequence[str], k: int = 3) -> sp.csr_matrix:
+def _kmer_matrix(seqs: Sequence[str], k: int = 2) -> sp.csr_matrix:
     "(N, 20^k) sparse k-mer count matrix (case-insensitive)."
     rows, cols = [], []
     w = 20 ** np.arange(k - 1, -1, -1)
@@ -334,40 +335,59 @@ def _kmer_matrix(seqs: Sequence[str], k: int = 3) -> sp.csr_matrix:
     r = np.concatenate(rows) if rows else np.zeros(0, int); c = np.concatenate(cols) if cols else np.zeros(0, int)
     return sp.csr_matrix((np.ones(len(r), np.int32), (r, c)), shape=(len(seqs), 20 ** k))
 
-def _tau(la, lb, t: float):
-    "Minimum shared 3-mers for identity >= t (la <= lb, gap-free); -inf where the lengths rule the pair out."
-    la, lb = np.minimum(la, lb), np.maximum(la, lb); need = np.ceil(t * lb - 1e-9)
-    return np.where(la >= need, la - 2 - 3 * (la - need), np.inf)
+def _need(la, lb, t: float, denom: str = "longer"):
+    "nu: the smallest LCS that gives identity >= t."
+    x = t * np.maximum(la, lb) if denom == "longer" else t * np.minimum(la, lb) if denom == "shorter" else t * (la + lb) / (1 + t)
+    return np.ceil(x - 1e-9)
+
+def _tau(la, lb, t: float, k: int = 2, denom: str = "longer", bound: str = "lossless"):
+    "Minimum shared k-mers of a pair with identity >= t; inf where the lengths rule the pair out."
+    nu, lo = _need(la, lb, t, denom), np.minimum(la, lb)
+    tau = nu - (k - 1) * (la + lb - 2 * nu + 1) if bound == "lossless" else lo - (k - 1) - k * (lo - nu)   # tau_k | gap-free
+    return np.where(nu <= lo, tau, np.inf)
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #a9ffabd2
+BOUNDS = ("lossless", "gapfree")
+
+def _candidates(seqs, L, min_id, k, denom, bound, block=512) -> tuple[np.ndarray, np.ndarray]:
+    "Pairs i < j with S_ij >= tau_k(i, j): dense row blocks for k <= 2, a sparse product plus the tau <= 0 pairs otherwise."
+    K = _kmer_matrix(seqs, k); N = len(seqs)
+    if 20 ** k <= 400:
+        Kd = K.toarray().astype(np.float32); I, J = [], []; ar = np.arange(L.max() + 1)
+        tab = _tau(ar[:, None], ar[None, :], min_id, k, denom, bound).astype(np.float32)   # tau_k for every pair of lengths
+        for s in range(0, N, block):
+            S = Kd[s:s + block] @ Kd.T                                          # S_ab = sum_w K_a(w) K_b(w)
+            keep = S >= tab[L[s:s + block, None], L[None, :]]
+            keep &= np.arange(N)[None, :] > np.arange(s, s + len(S))[:, None]
+            ii, jj = np.nonzero(keep); I.append(ii + s); J.append(jj)
+        return np.concatenate(I), np.concatenate(J)
+    S = sp.triu(K @ K.T, k=1).tocoo()
+    keep = S.data >= _tau(L[S.row], L[S.col], min_id, k, denom, bound); i, j = S.row[keep], S.col[keep]
+    ul = np.unique(L); low = [(a, b) for a in ul for b in ul if a <= b and _tau(a, b, min_id, k, denom, bound) <= 0]
+    if not low: return i, j
+    by = {l: np.flatnonzero(L == l) for l in ul}; extra = []                   # tau <= 0: pairs sharing no k-mer can still qualify
+    for a, b in low:
+        ii, jj = np.meshgrid(by[a], by[b], indexing="ij"); ii, jj = ii.ravel(), jj.ravel()
+        extra.append(np.c_[np.minimum(ii, jj), np.maximum(ii, jj)][ii != jj])
+    e = np.unique(np.concatenate([np.c_[i, j], *extra]), axis=0); return e[:, 0], e[:, 1]
+
 def identity_edges(seqs: Sequence[str], min_id: float = 0.8, coverage: float = 0.8, backend: str = "kmer",
-                   denom: str = "longer", chunk: int = 20000, stats_out: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   denom: str = "longer", k: int = 2, bound: str = "lossless", chunk: int = 20000,
+                   stats_out: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     "Pairs (i < j) with identity >= min_id and length ratio >= coverage, and their identities; backend kmer | exact."
     if not (isinstance(min_id, (int, float)) and 0 < min_id <= 1): raise ValueError(f"min_id must be in (0, 1], got {min_id!r}")
     if not (0 <= coverage <= 1): raise ValueError(f"coverage must be in [0, 1], got {coverage!r}")
     if backend not in ("kmer", "exact"): raise ValueError(f"backend must be 'kmer' or 'exact' (mmseqs/cdhit: cluster_identity), got {backend!r}")
+    if denom not in DENOMS: raise ValueError(f"denom must be one of {DENOMS}, got {denom!r}")
+    if not (isinstance(k, int) and 1 <= k <= 4): raise ValueError(f"k must be an int in 1..4, got {k!r}")
+    if bound not in BOUNDS: raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
     seqs = list(seqs); check_sequences(seqs, "canonical20+d"); N = len(seqs)
-    L = np.array([len(s) for s in seqs]); st = stats_out if stats_out is not None else {}
-    tm = {}
+    L = np.array([len(s) for s in seqs]); st = stats_out if stats_out is not None else {}; tm = {}
     with Timer() as t0:
-        if backend == "exact":
-            i, j = np.triu_indices(N, 1)
-        else:
-            K = _kmer_matrix(seqs)
-            S = sp.triu(K @ K.T, k=1).tocoo()                                  # shared 3-mer products, i < j
-            keep = S.data >= _tau(L[S.row], L[S.col], min_id)
-            i, j = S.row[keep], S.col[keep]
-            ul = np.unique(L); short = [(a, b) for a in ul for b in ul if a <= b and _tau(a, b, min_id) <= 0]
-            if short:                                                          # tau <= 0: align unconditionally
-                by = {l: np.flatnonzero(L == l) for l in ul}; extra = []
-                for a, b in short:
-                    ii, jj = np.meshgrid(by[a], by[b], indexing="ij"); ii, jj = ii.ravel(), jj.ravel()
-                    extra.append(np.c_[np.minimum(ii, jj), np.maximum(ii, jj)][ii != jj])
-                e = np.unique(np.concatenate([np.c_[i, j], *extra]), axis=0); i, j = e[:, 0], e[:, 1]
+        i, j = np.triu_indices(N, 1) if backend == "exact" else _candidates(seqs, L, min_id, k, denom, bound)
     tm["candidates_s"] = t0.elapsed
     lmin, lmax = np.minimum(L[i], L[j]), np.maximum(L[i], L[j])
-    ok = lmin >= coverage * lmax - 1e-9
-    i, j = i[ok], j[ok]
+    ok = lmin >= coverage * lmax - 1e-9; i, j = i[ok], j[ok]
     with Timer() as t1: idv = pair_identities(seqs, seqs, np.c_[i, j], denom, chunk) if len(i) else np.zeros(0)
     tm["align_s"] = t1.elapsed
     hit = idv >= min_id - 1e-12
@@ -423,7 +443,8 @@ def _mmseqs_clusters(seqs, min_id, coverage, exe) -> list[list[int]]:
     return sorted((sorted(g) for g in groups.values()), key=lambda c: c[0])
 
 def cluster_identity(seqs: Sequence[str], min_id: float = 0.8, coverage: float = 0.8, backend: str = "python",
-                     link: str = "connected", prefilter: bool = True, stats_out: dict | None = None) -> list[list[int]]:
+                     link: str = "connected", prefilter: bool = True, k: int = 2, bound: str = "lossless",
+                     stats_out: dict | None = None) -> list[list[int]]:
     "Identity clusters of `seqs` (lists of indices): python (k-mer prefilter or exact all pairs), mmseqs or cdhit backend."
     if backend not in ("python", "mmseqs", "cdhit"): raise ValueError(f"backend must be 'python', 'mmseqs' or 'cdhit', got {backend!r}")
     if link not in ("connected", "greedy"): raise ValueError(f"link must be 'connected' or 'greedy', got {link!r}")
@@ -431,7 +452,7 @@ def cluster_identity(seqs: Sequence[str], min_id: float = 0.8, coverage: float =
     if backend != "python":
         if not (0 < min_id <= 1): raise ValueError(f"min_id must be in (0, 1], got {min_id!r}")
         return _mmseqs_clusters(seqs, min_id, coverage, "mmseqs" if backend == "mmseqs" else "cd-hit")
-    e, v = identity_edges(seqs, min_id, coverage, "kmer" if prefilter else "exact", stats_out=stats_out)
+    e, v = identity_edges(seqs, min_id, coverage, "kmer" if prefilter else "exact", k=k, bound=bound, stats_out=stats_out)
     return _components(len(seqs), e) if link == "connected" else _greedy(seqs, e, v)
 
 def cluster_labels(clusters: list[list[int]], n: int) -> np.ndarray:
@@ -444,12 +465,12 @@ def cluster_labels(clusters: list[list[int]], n: int) -> np.ndarray:
     return lab
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #5eada168
-CLEAN_STAGES = ("invalid", "length", "duplicates", "conflicts", "redundant")
+CLEAN_STAGES = ("invalid", "length", "duplicates", "conflicts", "outliers", "redundant")
 
 @dataclass
 class CleanReport:
     "Rows removed at each cleaning stage; `ok` checks the sum identity."
-    name: str; raw: int; invalid: int = 0; length: int = 0; duplicates: int = 0; conflicts: int = 0; redundant: int = 0
+    name: str; raw: int; invalid: int = 0; length: int = 0; duplicates: int = 0; conflicts: int = 0; outliers: int = 0; redundant: int = 0
     final: int = 0; pos: int = 0; neg: int = 0
     @property
     def ok(self) -> bool: return self.raw == sum(getattr(self, s) for s in CLEAN_STAGES) + self.final
@@ -463,9 +484,22 @@ def _representative(members: list[int], seqs: list[str], how: str, rng) -> int:
     if how == "random": return int(rng.choice(members))
     raise ValueError(f"representative must be first | longest | shortest | random, got {how!r}")
 
+OUTLIER_RULES = ("iqr", "zscore")
+
+def outlier_mask(y, rule: str = "iqr", k: float | None = None) -> np.ndarray:
+    "True for regression targets outside Tukey's fences [Q1 - k IQR, Q3 + k IQR] (k = 1.5) or with |z| > k (k = 3)."
+    y = np.asarray(y, float)
+    if rule not in OUTLIER_RULES: raise ValueError(f"rule must be one of {OUTLIER_RULES}, got {rule!r}")
+    if not np.isfinite(y).all(): raise ValueError("targets must be finite")
+    if rule == "iqr":
+        k = 1.5 if k is None else k; q1, q3 = np.quantile(y, [0.25, 0.75]); r = q3 - q1
+        return (y < q1 - k * r) | (y > q3 + k * r)
+    k = 3.0 if k is None else k; sd = y.std()
+    return np.abs(y - y.mean()) > k * sd if sd > 0 else np.zeros(len(y), bool)
+
 def clean(ds: PeptideDataset, alphabet: str = "canonical20", min_len: int = 2, max_len: int | None = 50, dedup: str = "exact",
-          conflicts: str = "drop", redundancy: float | None = None, representative: str = "first", seed: int = 0
-          ) -> tuple[PeptideDataset, CleanReport]:
+          conflicts: str = "drop", redundancy: float | None = None, representative: str = "first", seed: int = 0,
+          outliers: str | None = None) -> tuple[PeptideDataset, CleanReport]:
     "The cleaning stages of PepBenchPipeline with an audit of the rows removed at each stage."
     if not isinstance(ds, PeptideDataset): raise TypeError("ds must be a PeptideDataset")
     if ds.kind != "fasta": raise TypeError(f"clean works on FASTA datasets; {ds.name!r} is {ds.kind!r} (clean SMILES by canonicalising first)")
@@ -473,6 +507,8 @@ def clean(ds: PeptideDataset, alphabet: str = "canonical20", min_len: int = 2, m
     if conflicts not in ("drop", "majority"): raise ValueError(f"conflicts must be 'drop' or 'majority', got {conflicts!r}")
     if redundancy is not None and not (0 < redundancy <= 1): raise ValueError(f"redundancy must be None or in (0, 1], got {redundancy!r}")
     if max_len is not None and max_len < min_len: raise ValueError(f"max_len={max_len} < min_len={min_len}")
+    if outliers is not None and (ds.task != "regression" or outliers not in OUTLIER_RULES):
+        raise ValueError(f"outliers must be None, or one of {OUTLIER_RULES} for a regression task; got {outliers!r} for a {ds.task} task")
     rep = CleanReport(ds.name, len(ds)); rng = np.random.default_rng(seed)
     seqs = [s.strip().upper() for s in ds.items]; y = ds.y.copy()
     keep = check_sequences(seqs, alphabet, on_invalid="drop"); rep.invalid = len(seqs) - len(keep)
@@ -491,6 +527,9 @@ def clean(ds: PeptideDataset, alphabet: str = "canonical20", min_len: int = 2, m
         if conflicts == "majority" and n1 != n0:
             items.append(s); ys.append(float(n1 > n0)); rep.conflicts += len(idx) - 1
         else: rep.conflicts += len(idx)
+    if outliers is not None and items:                                        # on the deduplicated (averaged) targets
+        out_ = outlier_mask(ys, outliers); rep.outliers = int(out_.sum())
+        items, ys = [s for s, o in zip(items, out_) if not o], [v for v, o in zip(ys, out_) if not o]
     if redundancy is not None and items:
         cl = cluster_identity(items, min_id=redundancy)
         sel = sorted(_representative(c, items, representative, rng) for c in cl)
@@ -644,7 +683,7 @@ def leak_report(ds: PeptideDataset, split: dict, min_id: float = 0.8, exhaustive
     return out
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #53e228c5
-NEG_METHODS = ("bin", "nn", "random", "kde", "shuffle")
+NEG_METHODS = ("bin", "nn", "random", "kde", "mmd", "ot", "moment", "shuffle")
 
 class NegativeSampler:
     "Draw negatives for `positives` from `pool`, matching the positives' property distribution."
@@ -676,6 +715,9 @@ class NegativeSampler:
         if self.method == "random": pick = rng.choice(len(idx), n, replace=n > len(idx))
         elif self.method == "nn": pick = self._nn(Zp, Za, n, rng)
         elif self.method == "kde": pick = self._kde(Zp, Za, n, rng)
+        elif self.method == "mmd": pick = self._mmd(Zp, Za, n)
+        elif self.method == "ot": pick = self._ot(Zp, Za, n, rng)
+        elif self.method == "moment": pick = self._moment(Zp, Za, n, rng)
         else: pick = self._bin(Qp, Qa, Zp, Za, n, rng)
         return [self.pool[idx[i]] for i in pick]
 
@@ -693,6 +735,39 @@ class NegativeSampler:
         w = kp(Za.T) / np.maximum(ka(Za.T), 1e-300); w = w / w.sum()
         return rng.choice(len(Za), n, replace=self.replacement, p=w) if self.replacement else \
             rng.choice(len(Za), n, replace=False, p=w) if (w > 0).sum() >= n else rng.choice(len(Za), n, replace=False)
+
+    def _mmd(self, Zp, Za, n, gamma: float = 0.5) -> np.ndarray:
+        "Kernel herding: greedily add the pool member that most lowers MMD^2 to the positives (RBF kernel)."
+        k = lambda A, B: np.exp(-gamma * ((A[:, None] - B[None]) ** 2).sum(-1))
+        mu_p = np.concatenate([k(Za[s:s + 1024], Zp).mean(1) for s in range(0, len(Za), 1024)])   # E_+ k(x, .)
+        acc, used, out = np.zeros(len(Za)), np.zeros(len(Za), bool), []
+        for t in range(n):
+            sc = mu_p - acc / (t + 1); sc[used & (not self.replacement)] = -np.inf
+            j = int(np.argmax(sc)); out.append(j); used[j] = True; acc += k(Za, Za[j:j + 1])[:, 0]
+        return np.array(out, int)
+
+    def _ot(self, Zp, Za, n, rng, eps: float = 0.02, iters: int = 300) -> np.ndarray:
+        "Entropic OT (Sinkhorn) from the positives to the pool, each pool member holding at most 1/n; rows of the plan give the draws."
+        C = ((Zp[:, None] - Za[None]) ** 2).sum(-1); C = C / C.mean(); Kc = np.exp(-C / eps) + 1e-300
+        a, b = np.full(len(Zp), 1 / len(Zp)), np.full(len(Za), 1 / max(n, 1)); v = np.ones(len(Za))
+        for _ in range(iters): u = a / (Kc @ v); v = np.minimum(1.0, b / (Kc.T @ u))   # rows = a; columns <= b (capacity)
+        Pi = u[:, None] * Kc * v[None]; used, out = np.zeros(len(Za), bool), []
+        for t in np.resize(rng.permutation(len(Zp)), n):
+            w = Pi[t] * ~used if not self.replacement else Pi[t].copy()
+            if w.sum() <= 0: w = (~used).astype(float)
+            j = int(rng.choice(len(Za), p=w / w.sum())); out.append(j); used[j] = True
+        return np.array(out, int)
+
+    def _moment(self, Zp, Za, n, rng) -> np.ndarray:
+        "Maximum-entropy tilt w_j ∝ exp(θ·φ(z_j)), φ = (z, z²), matching the positives' means and variances; then weighted draws."
+        from scipy.optimize import minimize
+        phi = lambda Z: np.c_[Z, Z ** 2]; Fa, m = phi(Za), phi(Zp).mean(0)
+        def dual(th):                                                         # log sum_j exp(θ·φ_j) - θ·E_+[φ] (convex)
+            s = Fa @ th; c = s.max(); w = np.exp(s - c); Z = w.sum()
+            return c + np.log(Z) - th @ m, (w / Z) @ Fa - m
+        th = minimize(dual, np.zeros(Fa.shape[1]), jac=True, method="L-BFGS-B").x
+        w = np.exp(Fa @ th - (Fa @ th).max()); w = w / w.sum(); self.tilt, self.moment_gap = th, float(np.abs(w @ Fa - m).max())
+        return rng.choice(len(Za), n, replace=self.replacement, p=w) if self.replacement or (w > 0).sum() >= n else rng.choice(len(Za), n, replace=False)
 
     def _bin(self, Qp, Qa, Zp, Za, n, rng) -> np.ndarray:
         edges = [np.unique(np.quantile(Qp[:, k], np.linspace(0, 1, self.n_bins + 1))[1:-1]) for k in range(Qp.shape[1])]
@@ -1016,17 +1091,58 @@ class _GINLayer(nn.Module):
         agg = torch.zeros_like(h).index_add_(0, ei[1], msg)                      # sum over neighbours
         return self.mlp((1 + self.eps) * h + agg)
 
-class GIN(nn.Module):
-    "GIN over molecular graphs with sum pooling and a linear head."
-    def __init__(self, d: int = 64, layers: int = 3):
-        super().__init__(); self.atom = _CatEmbed(ATOM_DIMS, d)
-        self.layers = nn.ModuleList(_GINLayer(d) for _ in range(layers)); self.bns = nn.ModuleList(nn.BatchNorm1d(d) for _ in range(layers))
+class _GCNLayer(nn.Module):
+    def __init__(self, d):
+        super().__init__(); self.lin = nn.Linear(d, d); self.bond = _CatEmbed(BOND_DIMS, d); self.root = nn.Parameter(torch.zeros(1, d))
+    def forward(self, h, ei, ea):
+        h = self.lin(h); deg = torch.ones(len(h), device=h.device).index_add_(0, ei[0], torch.ones(ei.shape[1], device=h.device))
+        norm = (deg[ei[0]] * deg[ei[1]]).rsqrt()[:, None]                      # 1 / sqrt(d_u d_v), self loop counted in d
+        msg = norm * F.relu(h[ei[0]] + self.bond(ea))
+        return torch.zeros_like(h).index_add_(0, ei[1], msg) + F.relu(h + self.root) / deg[:, None]
+
+class _GATLayer(nn.Module):
+    def __init__(self, d, heads: int = 6):
+        super().__init__(); self.H, self.c = heads, d
+        self.lin = nn.Linear(d, heads * d, bias=False); self.bond = _CatEmbed(BOND_DIMS, heads * d)
+        self.att = nn.Parameter(torch.randn(1, heads, 2 * d) * 0.1); self.out = nn.Linear(heads * d, d)
+    def forward(self, h, ei, ea):
+        z = self.lin(h).view(-1, self.H, self.c); zu = z[ei[0]] + self.bond(ea).view(-1, self.H, self.c)   # W h_u + B[e_uv]
+        e = F.leaky_relu((torch.cat([z[ei[1]], zu], -1) * self.att).sum(-1), 0.2)                       # (E, H) scores
+        mx = torch.full((len(h), self.H), -1e9, device=h.device).scatter_reduce(0, ei[1][:, None].expand_as(e), e, "amax")
+        w = torch.exp(e - mx[ei[1]]); den = torch.zeros(len(h), self.H, device=h.device).index_add_(0, ei[1], w)
+        alpha = w / den[ei[1]].clamp(min=1e-16)                                  # softmax over the neighbours of v
+        agg = torch.zeros_like(z).index_add_(0, ei[1], alpha[..., None] * zu)
+        return self.out((agg + z).reshape(len(h), -1))                          # heads concatenated, self term kept
+
+CONVS = ("gin", "gcn", "gat")
+
+class GNN(nn.Module):
+    "GIN, GCN or GAT over molecular graphs (OGB encoders), optional virtual node, sum pooling and a linear head."
+    def __init__(self, d: int = 64, layers: int = 3, conv: str = "gin", virtual_node: bool = False, heads: int = 6):
+        super().__init__()
+        if conv not in CONVS: raise ValueError(f"conv must be one of {CONVS}, got {conv!r}")
+        if not (isinstance(layers, int) and layers >= 1): raise ValueError(f"layers must be an int >= 1, got {layers!r}")
+        self.conv, self.virtual_node = conv, virtual_node; self.atom = _CatEmbed(ATOM_DIMS, d)
+        make = dict(gin=lambda: _GINLayer(d), gcn=lambda: _GCNLayer(d), gat=lambda: _GATLayer(d, heads))[conv]
+        self.layers = nn.ModuleList(make() for _ in range(layers)); self.bns = nn.ModuleList(nn.BatchNorm1d(d) for _ in range(layers))
         self.head = nn.Linear(d, 1)
+        if virtual_node:
+            self.vn0 = nn.Parameter(torch.zeros(1, d))
+            self.vn_mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 2 * d), nn.LayerNorm(2 * d), nn.ReLU(), nn.Linear(2 * d, d), nn.ReLU())
+                                        for _ in range(layers - 1))
     def forward(self, x, ei, ea, batch, n_graphs):
-        h = self.atom(x)
+        h = self.atom(x); pool = lambda h: torch.zeros(n_graphs, h.shape[1], dtype=h.dtype, device=h.device).index_add_(0, batch, h)
+        vn = self.vn0.expand(n_graphs, -1) if self.virtual_node else None
         for k, (layer, bn) in enumerate(zip(self.layers, self.bns)):
-            h = bn(layer(h, ei, ea)); h = F.relu(h) if k < len(self.layers) - 1 else h
-        return self.head(torch.zeros(n_graphs, h.shape[1], dtype=h.dtype, device=h.device).index_add_(0, batch, h)).squeeze(-1)
+            if vn is not None: h = h + vn[batch]                                 # every atom reads its graph's virtual node
+            hn = bn(layer(h, ei, ea)); hn = F.relu(hn) if k < len(self.layers) - 1 else hn
+            if vn is not None and k < len(self.layers) - 1: vn = vn + self.vn_mlp[k](pool(h) + vn)   # the virtual node reads the graph
+            h = hn
+        return self.head(pool(h)).squeeze(-1)
+
+class GIN(GNN):
+    "GIN over molecular graphs with sum pooling and a linear head."
+    def __init__(self, d: int = 64, layers: int = 3, virtual_node: bool = False): super().__init__(d, layers, "gin", virtual_node)
 
 def collate_graphs(graphs: Sequence[Graph], device="cpu") -> tuple:
     "One disjoint-union batch: x, edge_index (offset), edge_attr, batch vector, number of graphs."
@@ -1062,7 +1178,7 @@ class _TorchModel(PepModel):
     def _loss(self, out, y): return F.mse_loss(out, y) if self.task == "regression" else F.binary_cross_entropy_with_logits(out, y)
     def _post(self, out: torch.Tensor) -> np.ndarray:
         o = out.detach().cpu().double().numpy()
-        return o * self.ysd + self.ymu if self.task == "regression" else 1 / (1 + np.exp(-o))
+        return o * self.ysd + self.ymu if self.task == "regression" else special.expit(o)
     def fit(self, train, valid=None, seed: int = 0):
         self._check(train); valid is None or self._check(valid); self.task = train.task
         self.ymu, self.ysd = (float(train.y.mean()), float(train.y.std() + 1e-9)) if train.task == "regression" else (0.0, 1.0)
@@ -1083,11 +1199,15 @@ class _TorchModel(PepModel):
         return np.concatenate(outs)
 
 class GINModel(_TorchModel):
-    "GIN (3 layers, width 64, sum pooling) on RDKit heavy-atom graphs; reads FASTA, HELM or SMILES."
-    family, kinds, name = "GNN", ("fasta", "smiles", "helm"), "GIN"
-    def __init__(self, hidden: int = 64, layers: int = 3, epochs: int = 30, lr: float = 1e-3, batch: int = 64, device="cpu"):
+    "A GNN (GIN by default; GCN or GAT with `conv`, a virtual node with `virtual_node`) on RDKit heavy-atom graphs; reads FASTA, HELM or SMILES."
+    family, kinds = "GNN", ("fasta", "smiles", "helm")
+    def __init__(self, hidden: int = 64, layers: int = 3, epochs: int = 30, lr: float = 1e-3, batch: int = 64, device="cpu",
+                 conv: str = "gin", virtual_node: bool = False, heads: int = 6):
+        if conv not in CONVS: raise ValueError(f"conv must be one of {CONVS}, got {conv!r}")
         self.hidden, self.layers, self.epochs, self.lr, self.batch, self.device = hidden, layers, epochs, lr, batch, torch.device(device)
-    def build(self, ds): return GIN(self.hidden, self.layers)
+        self.conv, self.virtual_node, self.heads = conv, virtual_node, heads
+        self.name = conv.upper() + ("+VN" if virtual_node else "")
+    def build(self, ds): return GNN(self.hidden, self.layers, self.conv, self.virtual_node, self.heads)
     def encode(self, ds): return [mol_graph(s) for s in to_smiles(ds)]
     def forward(self, graphs, idx): return self.net(*collate_graphs([graphs[i] for i in idx], self.device))
 
@@ -1153,29 +1273,72 @@ class TinyPLM(_TorchModel):
         return self.net(t.to(self.device))
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #08dd235e
-class HFEncoder(PepModel):
-    "A local Hugging Face protein LM (e.g. ESM-2 150M): frozen mean-pooled embeddings + a tuned logistic/ridge head."
-    family, kinds = "PLM", ("fasta",)
-    def __init__(self, path: str | os.PathLike, batch: int = 32, grid=(0.01, 0.1, 1.0, 10.0, 100.0), device="cpu"):
-        p = Path(path)
-        if not p.is_dir() or not (p/"config.json").exists():
-            raise FileNotFoundError(f"{p} is not a local Hugging Face checkpoint (needs config.json and weights); download one "
-                                    "yourself, e.g. `huggingface-cli download facebook/esm2_t30_150M_UR50D --local-dir DIR`, and pass DIR")
+def _hf_dir(path) -> Path:
+    "A local Hugging Face checkpoint directory, or FileNotFoundError saying how to get one."
+    p = Path(path)
+    if not p.is_dir() or not (p/"config.json").exists():
+        raise FileNotFoundError(f"{p} is not a local Hugging Face checkpoint (needs config.json and weights); download one yourself, e.g. "
+                                "`huggingface-cli download facebook/esm2_t30_150M_UR50D --local-dir DIR` (or seyonec/ChemBERTa-zinc-base-v1, "
+                                "a PeptideCLM checkpoint), and pass DIR")
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar(); hf_logging.set_verbosity_error()                  # no bars or banners on the page
+    return p
+
+HF_INPUTS = ("fasta", "smiles")
+
+class _HFText:
+    "Input handling shared by the HF models: FASTA for protein LMs, SMILES (converted by RDKit) for chemical LMs; truncation counted."
+    def _setup_input(self, input: str, max_length: int):
+        if input not in HF_INPUTS: raise ValueError(f"input must be one of {HF_INPUTS}, got {input!r}")
+        self.input, self.max_length, self.n_truncated = input, max_length, 0
+        self.kinds, self.family = (("fasta",), "PLM") if input == "fasta" else (("fasta", "smiles", "helm"), "SMILES")
+    def texts(self, ds) -> list[str]: return list(ds.items) if self.input == "fasta" else to_smiles(ds)
+    def tokens(self, ds) -> dict:
+        tx = self.texts(ds); full = self.tok(tx, truncation=False)["input_ids"]
+        self.n_truncated = sum(len(t) > self.max_length for t in full)
+        if self.n_truncated: warnings.warn(f"{self.name}: {self.n_truncated} of {len(tx)} inputs longer than {self.max_length} tokens truncated")
+        return self.tok(tx, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length)
+
+class HFEncoder(_HFText, PepModel):
+    "A local Hugging Face LM (ESM-2, DPLM, ChemBERTa, PeptideCLM): frozen mean-pooled embeddings + a tuned logistic/ridge head."
+    def __init__(self, path: str | os.PathLike, input: str = "fasta", max_length: int = 512, batch: int = 32,
+                 grid=(0.01, 0.1, 1.0, 10.0, 100.0), device="cpu"):
+        p = _hf_dir(path); self._setup_input(input, max_length)
         from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as hf_logging
-        hf_logging.disable_progress_bar(); hf_logging.set_verbosity_error()              # no bars or banners on the page
         self.tok = AutoTokenizer.from_pretrained(p, local_files_only=True); self.model = AutoModel.from_pretrained(p, local_files_only=True).eval().to(device)
         self.path, self.batch, self.grid, self.device, self.name = p, batch, tuple(grid), device, f"HF:{p.name}"
     def features(self, ds):
-        outs = []
+        enc, outs = self.tokens(ds), []
         with torch.no_grad():
             for s in range(0, len(ds), self.batch):
-                enc = self.tok(ds.items[s:s + self.batch], return_tensors="pt", padding=True).to(self.device)
-                h = self.model(**enc).last_hidden_state; w = enc["attention_mask"][..., None].float()
-                outs.append(((h * w).sum(1) / w.sum(1)).cpu().numpy())
+                b = {k: v[s:s + self.batch].to(self.device) for k, v in enc.items()}
+                h = self.model(**b).last_hidden_state; w = b["attention_mask"][..., None].float()
+                outs.append(((h * w).sum(1) / w.sum(1)).cpu().numpy())                  # mean over real tokens
         return np.concatenate(outs)
     def make(self, C, task, seed):
         return make_pipeline(StandardScaler(), Ridge(alpha=1 / C) if task == "regression" else LogisticRegression(C=C, max_iter=3000))
+
+class HFFineTune(_HFText, _TorchModel):
+    "Full (or LoRA) fine-tuning of a local HF checkpoint through AutoModelForSequenceClassification with one output."
+    def __init__(self, path: str | os.PathLike, input: str = "fasta", max_length: int = 512, epochs: int = 3, lr: float = 2e-5,
+                 batch: int = 16, lora_r: int | None = None, device="cpu"):
+        self.path = _hf_dir(path); self._setup_input(input, max_length)
+        from transformers import AutoTokenizer
+        self.tok = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+        self.epochs, self.lr, self.batch, self.lora_r, self.device = epochs, lr, batch, lora_r, torch.device(device)
+        self.name = f"HF-FT:{self.path.name}" + (f"+LoRA{lora_r}" if lora_r else "")
+    def build(self, ds):
+        from transformers import AutoModelForSequenceClassification
+        net = AutoModelForSequenceClassification.from_pretrained(self.path, num_labels=1, local_files_only=True)
+        if self.lora_r:
+            from peft import LoraConfig, get_peft_model                          # ImportError names the missing package
+            net = get_peft_model(net, LoraConfig(r=self.lora_r, lora_alpha=2 * self.lora_r, target_modules=["query", "value"],
+                                                 modules_to_save=["classifier"], task_type="SEQ_CLS"))
+        return net
+    def encode(self, ds): return self.tokens(ds)
+    def forward(self, X, idx):
+        i = torch.as_tensor(idx); m = X["attention_mask"][i]; L = int(m.sum(1).max())
+        return self.net(input_ids=X["input_ids"][i, :L].to(self.device), attention_mask=m[:, :L].to(self.device)).logits.squeeze(-1)
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #e88905cd
 SMILES_CHARS = "#%()+-./0123456789:=@BCFHINOPS[\\]abcdeilnoprs"
@@ -1255,22 +1418,22 @@ def leaderboard_table(lb: pd.DataFrame, metrics: Sequence[str] = ("roc_auc", "pr
     return T
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #c2dc3347
-def bench_identity(seqs: Sequence[str], min_id: float = 0.8, exact: bool = True) -> dict:
+def bench_identity(seqs: Sequence[str], min_id: float = 0.8, exact: bool = True, k: int = 2, bound: str = "lossless") -> dict:
     "Time the k-mer-prefiltered and (optionally) exact all-pairs identity clustering on `seqs`; work counts, recall and ARI."
     from sklearn.metrics import adjusted_rand_score
     seqs = list(seqs); out = {}
     for backend in (("kmer", "exact") if exact else ("kmer",)):
         st = {}
         with Timer() as t:
-            e, _ = identity_edges(seqs, min_id, backend=backend, stats_out=st); cl = _components(len(seqs), e)
+            e, _ = identity_edges(seqs, min_id, backend=backend, k=k, bound=bound, stats_out=st); cl = _components(len(seqs), e)
         out[backend] = dict(seconds=t.elapsed, clusters=len(cl), edges_set={tuple(x) for x in e.tolist()},
                             labels=cluster_labels(cl, len(seqs)), **st)
-    k = out["kmer"]; res = dict(n=len(seqs), kmer_s=k["seconds"], kmer_pairs=k["pairs_aligned"], kmer_cells=k["dp_cells"], edges=k["edges"],
-                                clusters=k["clusters"], kmer_candidates_s=k["candidates_s"], kmer_align_s=k["align_s"])
+    km = out["kmer"]; res = dict(n=len(seqs), filter=f"{k}-mer {bound}", kmer_s=km["seconds"], kmer_pairs=km["pairs_aligned"], kmer_cells=km["dp_cells"], edges=km["edges"],
+                                clusters=km["clusters"], kmer_candidates_s=km["candidates_s"], kmer_align_s=km["align_s"])
     if exact:
         x = out["exact"]
         res.update(exact_s=x["seconds"], exact_pairs=x["pairs_aligned"], exact_cells=x["dp_cells"], exact_edges=x["edges"],
-                   edge_recall=len(k["edges_set"] & x["edges_set"]) / max(len(x["edges_set"]), 1),
-                   ari=float(adjusted_rand_score(x["labels"], k["labels"])), speedup=x["seconds"] / k["seconds"],
-                   work_ratio=x["dp_cells"] / max(k["dp_cells"], 1))
+                   edge_recall=len(km["edges_set"] & x["edges_set"]) / max(len(x["edges_set"]), 1),
+                   ari=float(adjusted_rand_score(x["labels"], km["labels"])), speedup=x["seconds"] / km["seconds"],
+                   work_ratio=x["dp_cells"] / max(km["dp_cells"], 1))
     return res

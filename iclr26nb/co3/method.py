@@ -23,8 +23,8 @@ __all__ = ['CONCEPTS', 'HELD_OUT', 'RARE', 'PAD', 'NULL', 'AND', 'render_sprite'
            'CrossAttention', 'UNetConfig', 'CondUNet', 'EpsModel', 'CondEps', 'NFECounter', 'Prompts', 'train_denoiser',
            'ConceptClassifier', 'train_concept_classifier', 'evaluate_composition', 'tweedie', 'contrast_weights',
            'CO3Corrector', 'Guidance', 'CFG', 'CFGpp', 'ComposableGuidance', 'NegativeContrast', 'AttendAndExcite',
-           'ddim_sample', 'nfe_per_image', 'Unbatched', 'GaussianMixtureEps', 'load_sd_components', 'make_tiny_sd',
-           'DiffusersEpsAdapter', 'pipeline_prompts', 'co3_generate']
+           'ddim_sample', 'TweedieMix', 'nfe_per_image', 'Unbatched', 'GaussianMixtureEps', 'load_sd_components',
+           'make_tiny_sd', 'DiffusersEpsAdapter', 'pipeline_prompts', 'co3_generate']
 
 # %% ../../nbs/09_co3/09a_method.ipynb #cf84e173
 CONCEPTS = ("square", "disk", "triangle", "plus", "ring", "bar")
@@ -653,6 +653,22 @@ def ddim_sample(model, prompts: Prompts, steps: int = 50, guidance: str = "cfgpp
     if not return_stats: return x
     return x, dict(nfe=counter.nfe - nfe0, calls=counter.calls - calls0, steps=steps, rule=repr(rule), corrector=repr(corrector),
                    dists=torch.stack(dists) if record_dists else None)
+
+# %% ../../nbs/09_co3/09a_method.ipynb #d4355ff4
+class TweedieMix(Guidance):
+    """Tweedie-space averaging of the joint and concept estimates (sum-one positive weights, no contrast), re-noised with ε_∅.
+
+    lmda: λ of the CFG++-scaled predictions (> 0); joint: w_C in [0, 1], the concepts share 1 - w_C equally."""
+    def __init__(self, lmda: float = 0.8, joint: float = 0.5):
+        if not lmda > 0: raise ValueError(f"lmda must be > 0, got {lmda}")
+        if not 0 <= joint <= 1: raise ValueError(f"joint must be in [0, 1], got {joint}")
+        self.lmda, self.joint = lmda, joint
+    def conds(self, P): return [P.null, P.joint, *P.concepts]
+    def combine(self, eps, P):
+        e0, K = eps[0], len(eps) - 2
+        eb = self.joint * eps[1] + (1 - self.joint) / K * eps[2:].sum(0)     # ε̄_w = Σ_i w_i ε_i, Σ_i w_i = 1
+        return e0 + self.lmda * (eb - e0), e0                               # CFG++ on ε̄_w
+    def __repr__(self): return f"TweedieMix(λ={self.lmda}, w_C={self.joint})"
 
 # %% ../../nbs/09_co3/09a_method.ipynb #715fe094
 def nfe_per_image(steps: int = 50, K: int = 2, rule: Guidance | None = None, corrector: CO3Corrector | None = None) -> int:

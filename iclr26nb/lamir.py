@@ -22,7 +22,8 @@ __all__ = ['goofspiel', 'SimTree', 'enumerate_game', 'solve_cfr', 'best_response
            'head_to_head', 'to_openspiel_policy', 'from_openspiel_policy', 'cfr_agent_openspiel', 'wilson_interval',
            'sample_matches', 'history_table', 'sample_transitions', 'LAMIRModel', 'model_losses', 'infoset_features',
            'LAMIRConfig', 'train_lamir', 'build_abstract_tree', 'lift_policy', 'model_accuracy', 'OracleModel',
-           'oracle_model', 'continuation_strategies', 'resolve_subgame', 'LookaheadAgent']
+           'oracle_model', 'continuation_strategies', 'resolve_subgame', 'LearnedLookaheadModel', 'LookaheadAgent',
+           'ValueNet', 'learned_lookahead_model']
 
 # %% ../nbs/19_lamir/19a_method.ipynb #9188ac52
 def goofspiel(num_cards: int = 3) -> pyspiel.Game:
@@ -174,8 +175,8 @@ def solve_cfr(tree: SimTree, iterations: int, plus: bool = True, tie_tol: float 
             for p in range(2)]
 
 # %% ../nbs/19_lamir/19a_method.ipynb #9c42138d
-def best_response_value(tree: SimTree, sig: list, p: int) -> float:
-    "Value to player p of a best response against sig[1-p] (bottom-up over levels; infosets must not span levels)."
+def _br_values(tree, sig, p):
+    "Per level, the value to player p of every history when p best-responds to sig[1-p] (p's own sign)."
     o, sgn = 1 - p, (1.0 if p == 0 else -1.0); r = _reach(tree, sig); D = len(tree.parent)
     u = [None] * D; u[D - 1] = sgn * np.where(tree.term[D - 1], tree.payoff[D - 1], 0.0)
     for d in range(D - 2, -1, -1):
@@ -186,7 +187,11 @@ def best_response_value(tree: SimTree, sig: list, p: int) -> float:
         q = np.where(tree.legal[p], q, -np.inf); br = q.argmax(1)           # best action at each infoset
         keep = a[:, p] == br[I[:, p]]
         u[d] = np.where(tree.term[d], sgn * tree.payoff[d], np.bincount(par, base * keep, minlength=len(tree.parent[d])))
-    return float(u[0][0])
+    return u
+
+def best_response_value(tree: SimTree, sig: list, p: int) -> float:
+    "Value to player p of a best response against sig[1-p] (bottom-up over levels; infosets must not span levels)."
+    return float(_br_values(tree, sig, p)[0][0])
 
 def _check_strategy(tree: SimTree, sig: list, tol: float = 1e-6):
     "sig must hold, per player, an (n_isets, A) array of distributions over each infoset's legal actions."
@@ -610,25 +615,39 @@ def resolve_subgame(tree: SimTree, d: int, S, p: int, rng_p, gadget, depth: int,
                   [np.array([r[6:8] for r in lv], int) for lv in levels], [np.stack(l) for l in legal])
     return sub, ids, top, [np.array([r[8] for r in lv]) for lv in levels]
 
+# %% ../nbs/19_lamir/19a_method.ipynb #7232ffc0
+@dataclass
+class LearnedLookaheadModel:
+    """The learned abstract game prepared for look-ahead. tree: the abstract SimTree; keys: its infoset keys
+    (public-state id, cluster); ps: per level, the abstract public state of each history; base: the base agent on
+    abstract infosets; leaf_u: value-net leaves [c1][c2][level][history]; n_dirs: T + 1; value_mse: the net's final loss."""
+    tree: SimTree; keys: list; ps: list; base: list; leaf_u: list; n_dirs: int; value_mse: float; K: int
+
+
 # %% ../nbs/19_lamir/19a_method.ipynb #40b955b3
 class LookaheadAgent:
     """Depth-limited look-ahead at every public state, with a resolving gadget and multi-valued leaf states.
 
     base: the base agent (per-player strategies on the real game), also the continuation below the depth limit;
-    model: an `OracleModel` with the identity abstraction (true dynamics); depth: joint moves looked ahead;
+    model: an `OracleModel` with the identity abstraction (true dynamics), or a `LearnedLookaheadModel` (the learned
+    abstract game with value-net leaves; then `base` is `model.base` and strategies are on the abstract game); depth: joint moves looked ahead;
     iterations: CFR+ iterations per resolve; T: transformation directions of the continuation (0..3);
     mode: 'continual' (ranges and gadget values from the agent's own earlier resolves) or 'each_iset' (from the base agent)."""
-    def __init__(self, base: list, model: OracleModel, depth: int = 1, iterations: int = 200, T: int = 3, mode: str = "continual"):
-        if not isinstance(model, OracleModel) or model.abstraction != "identity":
-            raise ValueError("model must be oracle_model(game, 'identity'): look-ahead on a learned model is not available")
+    def __init__(self, base: list, model, depth: int = 1, iterations: int = 200, T: int = 3, mode: str = "continual"):
+        learned = isinstance(model, LearnedLookaheadModel)
+        if not learned and (not isinstance(model, OracleModel) or model.abstraction != "identity"):
+            raise ValueError("model must be oracle_model(game, 'identity') or a LearnedLookaheadModel")
+        if learned and model.n_dirs != T + 1: raise ValueError(f"the model's value net has {model.n_dirs - 1} directions, T={T}")
         if not isinstance(depth, (int, np.integer)) or depth < 1: raise ValueError(f"depth must be an int >= 1, got {depth!r}")
         if mode not in ("continual", "each_iset"): raise ValueError(f"mode must be 'continual' or 'each_iset', got {mode!r}")
         _check_strategy(model.tree, base)
         self.base, self.tree, self.depth, self.iterations, self.mode, self.n_dirs = base, model.tree, depth, iterations, mode, T + 1
-        cont = continuation_strategies(base, T)
-        self.leaf_u = [[_values(self.tree, [cont[c1][0], cont[c2][1]]) for c2 in range(T + 1)] for c1 in range(T + 1)]   # u_{c1,c2}(h)
-        off = np.cumsum([0] + [len(x) for x in self.tree.parent]); self.ps = [model.H["ps_id"][off[i]:off[i + 1]] for i in range(len(off) - 1)]
-        self.latency, self.sizes = [], []
+        if learned: self.leaf_u, self.ps = model.leaf_u, model.ps                      # value-net leaves, abstract public states
+        else:
+            cont = continuation_strategies(base, T)
+            self.leaf_u = [[_values(self.tree, [cont[c1][0], cont[c2][1]]) for c2 in range(T + 1)] for c1 in range(T + 1)]   # u_{c1,c2}(h)
+            off = np.cumsum([0] + [len(x) for x in self.tree.parent]); self.ps = [model.H["ps_id"][off[i]:off[i + 1]] for i in range(len(off) - 1)]
+        self.latency, self.sizes, self.roots = [], [], []                             # per resolve: seconds, subgame nodes, |S|
     def strategy(self) -> list:
         "The agent's strategy at every infoset of the real game: each player resolves at every public state it reaches."
         return [self._play(p) for p in range(2)]
@@ -658,16 +677,76 @@ def _lookahead_play(self, p):
             with Timer() as t:
                 sub, ids, top, hist = resolve_subgame(tree, d, S, p, rng, gad, self.depth, self.leaf_u, self.n_dirs)
                 ss = solve_cfr(sub, self.iterations)
-            self.latency.append(t.elapsed); self.sizes.append(sum(len(x) for x in sub.parent))
+            self.latency.append(t.elapsed); self.sizes.append(sum(len(x) for x in sub.parent)); self.roots.append((d, int(ps), len(S)))
             for I in set(tree.iset[d][S, p].tolist()): sig[I] = ss[p][ids[p][("r", I)]][: tree.n_actions]   # play the resolved strategy at S
             if self.mode == "continual" and top + 1 < len(sub.parent):              # opponent values at the next public states
-                rs, us = _reach(sub, ss), _values(sub, ss); k = np.flatnonzero((hist[top + 1] >= 0) & ~sub.term[top + 1])
+                rs, ub = _reach(sub, ss), _br_values(sub, ss, o); k = np.flatnonzero((hist[top + 1] >= 0) & ~sub.term[top + 1])
                 if len(k):
                     wt = rs[p][top + 1][k] * rs[2][top + 1][k]; o_i = tree.iset[d + 1][hist[top + 1][k], o]
-                    sg = 1.0 if p == 1 else -1.0
-                    for i in np.unique(o_i):
+                    for i in np.unique(o_i):                                # the opponent's counterfactual best-response value
                         m = o_i == i
-                        if wt[m].sum() > 0: gv[int(i)] = float((wt[m] * sg * us[top + 1][k][m]).sum() / wt[m].sum())
+                        if wt[m].sum() > 0: gv[int(i)] = float((wt[m] * ub[top + 1][k][m]).sum() / wt[m].sum())
         par, a = tree.parent[d + 1], tree.a[d + 1]                                 # own reach (x chance) one level down
         reach = reach[par] * sig[tree.iset[d][par, p], a[:, p]] * tree.w[d + 1]
     return sig
+
+# %% ../nbs/19_lamir/19a_method.ipynb #6ca89bce
+class ValueNet(nn.Module):
+    "V(ps, k1, k2): the (T+1) x (T+1) leaf values u_{c1 c2} (P1's utility, in [-1, 1]) of an abstract state."
+    def __init__(self, ps_dim: int, K: int, n_dirs: int, hidden: int = 64):
+        super().__init__(); self.K, self.n_dirs = K, n_dirs; self.net = _mlp(ps_dim + 2 * K, n_dirs * n_dirs, hidden)
+    def forward(self, ps, k1, k2):
+        x = torch.cat([ps, F.one_hot(k1, self.K).float(), F.one_hot(k2, self.K).float()], -1)
+        return torch.tanh(self.net(x)).view(-1, self.n_dirs, self.n_dirs)
+
+# %% ../nbs/19_lamir/19a_method.ipynb #333fb62a
+def _abstract_base(m, tree, H, at, keys, base):
+    "The base agent on abstract infosets: mean of base[p] over the real infosets mapped to (ps, k), masked, else uniform."
+    out = []
+    for p in range(2):
+        ok = H["iset"][:, p] >= 0; dev = next(m.parameters()).device
+        k = m.abstract(torch.as_tensor(H["obs"][p][ok], device=dev), p).cpu().numpy()
+        acc = {}
+        for ps, kk, i in set(zip(H["ps_id"][ok].tolist(), k.tolist(), H["iset"][ok, p].tolist())): acc.setdefault((ps, kk), []).append(i)
+        s = np.zeros(at.legal[p].shape)
+        for key, j in keys[p].items():
+            L = at.legal[p][j]; v = np.where(L, np.mean(base[p][acc[key]], 0), 0.0) if key in acc else np.zeros(len(L))
+            s[j] = v / v.sum() if v.sum() > 0 else L / L.sum()
+        out.append(s)
+    return out
+
+
+# %% ../nbs/19_lamir/19a_method.ipynb #1d2e721c
+@torch.no_grad()
+def _encode(m, H, idx):
+    dev = next(m.parameters()).device
+    return [m.abstract(torch.as_tensor(H["obs"][p][idx], device=dev), p) for p in range(2)]
+
+def learned_lookahead_model(m: LAMIRModel, tree: SimTree, H: dict, base: list, T: int = 3, steps: int = 500,
+                            episodes: int = 1000, eps: float = 0.5, seed: int = 0, floor: float = 0.2) -> LearnedLookaheadModel:
+    "Expand the learned abstract game, put the base agent on it and train the value net V for its multi-valued leaves."
+    m.check_game(tree, H)
+    if not isinstance(steps, (int, np.integer)) or steps < 1: raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    at, keys = build_abstract_tree(m, H, max_depth=len(tree.parent) - 1, floor=floor)
+    inv = {j: ps for (ps, _), j in keys[0].items()}; ps = [np.array([inv.get(int(i), -1) for i in x[:, 0]]) for x in at.iset]
+    cont = continuation_strategies(base, T); n = T + 1
+    U = np.array([[np.concatenate(_values(tree, [cont[c1][0], cont[c2][1]])) for c2 in range(n)] for c1 in range(n)]).transpose(2, 0, 1)   # u_{c1c2}(h)
+    vis = np.unique(sample_transitions(tree, H, base, episodes, eps=eps, seed=seed)[:, 1]); vis = vis[~H["term"][vis]]
+    dev = next(m.parameters()).device; k1, k2 = _encode(m, H, vis)
+    X, Y = torch.as_tensor(H["ps"][vis], device=dev), torch.as_tensor(U[vis], dtype=torch.float32, device=dev)
+    with seeded(seed): V = ValueNet(X.shape[1], m.K, n).to(dev)
+    opt = torch.optim.Adam(V.parameters(), lr=3e-3)
+    hist = fit(lambda i: dict(value_mse=sgd_step(V, opt, F.mse_loss(V(X, k1, k2), Y))), steps, log_every=max(1, steps // 4), verbose=False)
+    inv1 = {j: k for (_, k), j in keys[1].items()}; inv0 = {j: k for (_, k), j in keys[0].items()}
+    leaf = [[[] for _ in range(n)] for _ in range(n)]; first = {int(i): j for j, i in reversed(list(enumerate(H["ps_id"])))}
+    with torch.no_grad():
+        for d, x in enumerate(at.iset):
+            live = x[:, 0] >= 0; out = np.zeros((len(x), n, n))
+            if live.any():
+                P = torch.as_tensor(np.stack([H["ps"][first[int(s)]] for s in ps[d][live]]), device=dev)
+                kk = [torch.as_tensor([iv[int(i)] for i in x[live, q]], device=dev) for q, iv in enumerate((inv0, inv1))]
+                out[live] = V(P, kk[0], kk[1]).cpu().numpy()
+            for c1 in range(n):
+                for c2 in range(n): leaf[c1][c2].append(out[:, c1, c2])
+    return LearnedLookaheadModel(at, keys, ps, _abstract_base(m, tree, H, at, keys, base), leaf, n, float(hist.last["value_mse"]), m.K)
+

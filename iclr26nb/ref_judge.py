@@ -604,6 +604,8 @@ def dpo(policy: TinyLM, ref_policy: TinyLM, world: RubricWorld, pairs: list[Pref
     "DPO in place on `policy` against a frozen `ref_policy` (a separate copy); logs loss, reward margin and reward accuracy."
     if ref_policy is policy: raise ValueError("ref_policy must be a frozen copy of the policy (copy.deepcopy), not the same object")
     if not pairs: raise ValueError("pairs must be a non-empty list of PrefPair")
+    same = next((k for k, p in enumerate(pairs) if tuple(p.chosen) == tuple(p.rejected)), None)
+    if same is not None: raise ValueError(f"pair {same} has identical chosen and rejected responses: no preference to learn (drop it)")
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1: raise ValueError(f"epochs must be an int >= 1, got {epochs!r}")
     dpo_loss(torch.zeros(1), torch.zeros(1), torch.zeros(1), torch.zeros(1), beta)          # validates beta early
     ref_policy.eval(); opt, rng = _opt(policy, lr), np.random.default_rng(seed)

@@ -92,3 +92,12 @@ def test_bad_inputs(setup):
     with pytest.raises(ValueError, match="non-empty list"): LMJudge(lm, w, "free").score([], [])
     with pytest.raises(ValueError, match="non-increasing"): RubricWorld(weights=(0.2, 0.7, 0.4, 0.1))
     with pytest.raises(ValueError, match="k_range"): RubricWorld(n_topics=3, k_range=(2, 4))
+
+
+def test_dpo_rejects_a_pair_without_preference(setup):
+    from iclr26nb.ref_judge import PrefPair
+    w, lm, ps, ys, rs, _ = setup
+    good = PrefPair(ps[0], tuple(rs[0]), tuple(ys[0]), 1.0, w.quality(ps[0], rs[0]), w.quality(ps[0], ys[0]))
+    tie = PrefPair(ps[1], tuple(rs[1]), tuple(rs[1]), 0.0, w.quality(ps[1], rs[1]), w.quality(ps[1], rs[1]))
+    with pytest.raises(ValueError, match="pair 1 has identical chosen and rejected"): dpo(copy.deepcopy(lm), lm, w, [good, tie])
+    assert len(dpo(copy.deepcopy(lm), lm, w, [good], epochs=1)) == 1

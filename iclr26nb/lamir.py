@@ -23,7 +23,8 @@ __all__ = ['goofspiel', 'SimTree', 'enumerate_game', 'solve_cfr', 'best_response
            'sample_matches', 'history_table', 'sample_transitions', 'LAMIRModel', 'model_losses', 'infoset_features',
            'LAMIRConfig', 'train_lamir', 'build_abstract_tree', 'lift_policy', 'model_accuracy', 'OracleModel',
            'oracle_model', 'continuation_strategies', 'resolve_subgame', 'LearnedLookaheadModel', 'LookaheadAgent',
-           'ValueNet', 'learned_lookahead_model']
+           'ValueNet', 'learned_lookahead_model', 'SampledGame', 'uniform_policy', 'sample_trajectories', 'StreamModel',
+           'train_stream_model', 'build_stream_tree', 'StreamPolicy', 'play_sampled']
 
 # %% ../nbs/19_lamir/19a_method.ipynb #9188ac52
 def goofspiel(num_cards: int = 3) -> pyspiel.Game:
@@ -62,10 +63,10 @@ def _check_game(game):
     if t.dynamics != pyspiel.GameType.Dynamics.SIMULTANEOUS:
         raise ValueError("LAMIR needs a simultaneous-move game (cast sequential games with a no-op first)")
 
-def _chance_error(game):
+def _chance_error(game, who: str = "enumerate_game"):
     hint = ("set points_order='descending' (or 'ascending') when loading goofspiel" if game.get_type().short_name == "goofspiel"
             else "load the game with the option that removes chance, if it has one")
-    return ValueError(f"enumerate_game needs a game without chance nodes: {hint}")
+    return ValueError(f"{who} needs a game without chance nodes: {hint}")
 
 def enumerate_game(game, max_histories: int = 1_000_000) -> tuple[SimTree, dict]:
     "Enumerate a small simultaneous game into a SimTree plus per-history features (public state, infoset tensors)."
@@ -749,4 +750,183 @@ def learned_lookahead_model(m: LAMIRModel, tree: SimTree, H: dict, base: list, T
             for c1 in range(n):
                 for c2 in range(n): leaf[c1][c2].append(out[:, c1, c2])
     return LearnedLookaheadModel(at, keys, ps, _abstract_base(m, tree, H, at, keys, base), leaf, n, float(hist.last["value_mse"]), m.K)
+
+
+# %% ../nbs/19_lamir/19a_method.ipynb #51922ff5
+class SampledGame:
+    """A 2-player zero-sum pyspiel game seen only through sampled play. Sequential games are cast as simultaneous:
+    the player not to move plays the no-op action `A - 1`. ps(state): the public observer's tensor, or, where the game
+    has none, the move number and the player to move (one-hot); obs(state, p): p's information-state tensor."""
+    def __init__(self, game, max_tensor: int = 4096, max_actions: int = 64):
+        if not isinstance(game, pyspiel.Game): raise TypeError(f"game must be a pyspiel.Game, got {type(game).__name__}")
+        t = game.get_type()
+        if game.num_players() != 2 or t.utility != pyspiel.GameType.Utility.ZERO_SUM: raise ValueError("need a 2-player zero-sum game")
+        if t.chance_mode != pyspiel.GameType.ChanceMode.DETERMINISTIC: raise _chance_error(game, "SampledGame")
+        self.game, self.seq = game, t.dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
+        self.A = game.num_distinct_actions() + (1 if self.seq else 0); self.L = game.max_game_length()
+        self.pub = os_obs.make_observation(game, pyspiel.IIGObservationType(perfect_recall=False, public_info=True,
+                                                                            private_info=pyspiel.PrivateInfoType.NONE))
+        self.info = t.provides_information_state_tensor
+        s = game.new_initial_state(); self.ps_dim, self.obs_dim = len(self.ps(s)), len(self.obs(s, 0))
+        if self.ps_dim > max_tensor or self.obs_dim > max_tensor or self.A > max_actions:
+            raise ValueError(f"game too large for this path: tensors {self.ps_dim}/{self.obs_dim} (limit max_tensor={max_tensor}), "
+                             f"{self.A} actions (limit max_actions={max_actions})")
+    def ps(self, s):
+        if self.pub is not None: self.pub.set_from(s, 0); return np.array(self.pub.tensor, np.float32)
+        v = np.zeros(self.L + 3, np.float32); v[min(s.move_number(), self.L)] = 1; v[self.L + 1 + max(s.current_player(), 0) % 2] = 1; return v
+    def obs(self, s, p): return np.array(s.information_state_tensor(p) if self.info else s.observation_tensor(p), np.float32)
+    def legal(self, s, p):
+        m = np.zeros(self.A, bool)
+        if s.is_terminal(): return m
+        if self.seq and s.current_player() != p: m[-1] = True
+        else: m[s.legal_actions(p)] = True
+        return m
+    def apply(self, s, a1, a2):
+        if self.seq: s.apply_action(int([a1, a2][s.current_player()]))
+        else: s.apply_actions([int(a1), int(a2)])
+
+
+# %% ../nbs/19_lamir/19a_method.ipynb #431cd42d
+def uniform_policy(sg: SampledGame, s, p: int) -> np.ndarray:
+    "Uniform over p's legal actions (in the simultaneous cast)."
+    m = sg.legal(s, p).astype(float); return m / m.sum()
+
+def sample_trajectories(sg: SampledGame, n_episodes: int, policy=None, eps: float = 0.0, seed: int = 0) -> dict:
+    """Play n_episodes from pyspiel states (no enumeration) with `policy(sg, state, p) -> probs` mixed with eps-uniform.
+    One row per step: ps, obs (both players), legal masks, joint action, next ps / obs, reward and terminal flag of the
+    step, and `ret`, P1's Monte Carlo return from the state (value features from the agent's own play)."""
+    if not isinstance(n_episodes, (int, np.integer)) or n_episodes < 1: raise ValueError(f"n_episodes must be an int >= 1, got {n_episodes!r}")
+    if not 0 <= eps <= 1: raise ValueError(f"eps must be in [0, 1], got {eps!r}")
+    policy = policy or uniform_policy; rng = np.random.default_rng(seed); rows = []
+    for _ in range(n_episodes):
+        s, ep = sg.game.new_initial_state(), []
+        while not s.is_terminal():
+            r = dict(ps=sg.ps(s), obs=[sg.obs(s, p) for p in range(2)], legal=[sg.legal(s, p) for p in range(2)])
+            pr = [(1 - eps) * policy(sg, s, p) + eps * uniform_policy(sg, s, p) for p in range(2)]
+            r["a"] = [int(rng.choice(sg.A, p=x / x.sum())) for x in pr]; sg.apply(s, *r["a"])
+            r.update(next_ps=sg.ps(s), next_obs=[sg.obs(s, p) for p in range(2)], reward=float(s.rewards()[0]), term=s.is_terminal(),
+                     next_legal=[sg.legal(s, p) for p in range(2)]); ep.append(r)
+        g = 0.0
+        for r in reversed(ep): g += r["reward"]; r["ret"] = g                          # P1's return from the state on
+        rows += ep
+    st = lambda k: np.stack([r[k] for r in rows]); pl = lambda k: [np.stack([r[k][p] for r in rows]) for p in range(2)]
+    return dict(ps=st("ps"), obs=pl("obs"), legal=pl("legal"), a=st("a"), next_ps=st("next_ps"), next_obs=pl("next_obs"),
+                next_legal=pl("next_legal"), reward=st("reward").astype(np.float32), term=st("term"), ret=np.array([r["ret"] for r in rows], np.float32))
+
+
+# %% ../nbs/19_lamir/19a_method.ipynb #114436b5
+class StreamModel(LAMIRModel):
+    """LAMIR's model for a game seen only through samples: the dynamics head predicts the next public-state *tensor*
+    (logits, one per entry) instead of a class of an enumerated list, and a value head V(ps, k1, k2) predicts P1's
+    return of the sampling agent (used at the depth limit)."""
+    def __init__(self, ps_dim, obs_dim, n_actions, K, hidden=64):
+        super().__init__(ps_dim, obs_dim, obs_dim, n_actions, ps_dim, K, hidden)   # n_ps = ps_dim: one logit per tensor entry
+        self.value = _mlp(ps_dim + 2 * K, 1, hidden)
+    def v(self, ps, k1, k2): return self.value(torch.cat([ps, F.one_hot(k1, self.K).float(), F.one_hot(k2, self.K).float()], -1))[:, 0]
+
+def _stream_losses(m, b, tau, phase):
+    if phase == "abstraction": return model_losses(m, b, tau, phase)            # soft k-means + assignment on the infoset tensors
+    with torch.no_grad(): k, kn = [m.abstract(b["obs"][p], p) for p in range(2)], [m.abstract(b["nobs"][p], p) for p in range(2)]
+    nps, n1, n2, rew, term = m.step(b["ps"], k[0], k[1], b["a"][:, 0], b["a"][:, 1]); nt = ~b["term"]
+    z = nps.sum() * 0
+    return dict(dyn_ps=F.binary_cross_entropy_with_logits(nps[nt], b["nps"][nt]) if nt.any() else z,
+                dyn_k=(F.cross_entropy(n1[nt], kn[0][nt]) + F.cross_entropy(n2[nt], kn[1][nt])) if nt.any() else z,
+                reward=7 * F.mse_loss(rew, torch.stack([b["r"], -b["r"]], -1)), term=7 * F.binary_cross_entropy_with_logits(term, b["term"].float()),
+                legal=sum(F.binary_cross_entropy_with_logits(m.legal(b["ps"], k[p], p), b["legal"][p]) for p in range(2)),
+                value=F.mse_loss(m.v(b["ps"], k[0], k[1]), b["ret"]))
+
+def train_stream_model(sg: SampledGame, D: dict, cfg: LAMIRConfig, seed: int = 0, device="cpu") -> tuple:
+    "Train a StreamModel on sampled trajectories `D` (two phases as `train_lamir`; the clustering features are the infoset tensors)."
+    if not isinstance(cfg, LAMIRConfig): raise TypeError("cfg must be a LAMIRConfig")
+    dev = get_device(device); T = lambda x, dt=torch.float32: torch.as_tensor(np.asarray(x), dtype=dt, device=dev)
+    data = dict(ps=T(D["ps"]), obs=[T(o) for o in D["obs"]], feat=[T(o) for o in D["obs"]], nobs=[T(o) for o in D["next_obs"]],
+                a=T(D["a"], torch.long), nps=T(D["next_ps"]), r=T(D["reward"]), term=T(D["term"], torch.bool), ret=T(D["ret"]),
+                legal=[T(l) for l in D["legal"]])
+    with seeded(seed): m = StreamModel(sg.ps_dim, sg.obs_dim, sg.A, cfg.K, cfg.hidden).to(dev)
+    g = torch.Generator().manual_seed(seed); opt = torch.optim.Adam(m.parameters(), lr=cfg.lr); n_abs = int(cfg.abstraction_frac * cfg.steps)
+    def step(i):
+        idx = torch.randint(len(D["a"]), (cfg.batch,), generator=g).to(dev); pick = lambda x: [y[idx] for y in x] if isinstance(x, list) else x[idx]
+        phase = "abstraction" if i < n_abs else "model"; tau = cfg.tau_start * (cfg.tau / cfg.tau_start) ** min(1.0, i / (0.7 * n_abs))
+        L = _stream_losses(m, {k: pick(v) for k, v in data.items()}, tau, phase)
+        return {f"loss_{phase}": sgd_step(m, opt, sum(L.values()), clip=100.0)}
+    return m.eval(), fit(step, cfg.steps, log_every=50, verbose=False)
+
+
+# %% ../nbs/19_lamir/19a_method.ipynb #64fe8619
+def _ps_key(x) -> bytes: return (np.asarray(x) > 0.5).astype(np.uint8).tobytes()
+
+@torch.no_grad()
+def build_stream_tree(m: StreamModel, sg: SampledGame, max_depth: int, floor: float = 0.3, max_histories: int = 200_000) -> tuple:
+    """Expand the learned model from the real initial state only: public states are predicted tensors (keyed by their
+    0/1 pattern), legal actions from Gamma, terminal and reward from Upsilon, the value head at the depth limit."""
+    if not isinstance(max_depth, (int, np.integer)) or max_depth < 1: raise ValueError(f"max_depth must be an int >= 1, got {max_depth!r}")
+    if not 0 < floor <= 1: raise ValueError(f"floor must be in (0, 1], got {floor!r}")
+    if (m.dims["ps_dim"], m.dims["obs_dim"], m.A) != (sg.ps_dim, sg.obs_dim, sg.A): raise ValueError("model and game sizes differ")
+    T = lambda x, dt=torch.float32: torch.as_tensor(np.asarray(x), dtype=dt); keys, legal = [{}, {}], [[], []]
+    def iset(p, ps, k):
+        key = (_ps_key(ps), int(k))
+        if key not in keys[p]:
+            keys[p][key] = len(legal[p]); lg = m.legal(T(ps)[None], T([k], torch.long), p)[0]; legal[p].append((lg > 0).numpy() | (lg == lg.max()).numpy())
+        return keys[p][key]
+    s0 = sg.game.new_initial_state(); ps0 = sg.ps(s0); k0 = [int(m.abstract(T(sg.obs(s0, p))[None], p)[0]) for p in range(2)]
+    L = dict(parent=[np.array([-1])], a=[np.array([[-1, -1]])], w=[np.ones(1)], term=[np.zeros(1, bool)], payoff=[np.zeros(1)],
+             iset=[np.array([[iset(0, ps0, k0[0]), iset(1, ps0, k0[1])]])]); nodes, n_hist = [(ps0, k0[0], k0[1])], 1
+    for depth in range(max_depth):
+        rows = [(i, a1, a2) for i, _ in enumerate(nodes) if not L["term"][-1][i]
+                for a1 in np.flatnonzero(legal[0][L["iset"][-1][i][0]]) for a2 in np.flatnonzero(legal[1][L["iset"][-1][i][1]])]
+        if not rows: break
+        i_, a1_, a2_ = map(np.array, zip(*rows)); ps = T(np.stack([nodes[i][0] for i in i_]))
+        kk = [T([nodes[i][q + 1] for i in i_], torch.long) for q in range(2)]
+        nps, d1, d2, rew, term = m.step(ps, kk[0], kk[1], T(a1_, torch.long), T(a2_, torch.long))
+        nps, d1, d2 = (torch.sigmoid(nps) > 0.5).float().numpy(), d1.softmax(-1).numpy(), d2.softmax(-1).numpy()
+        is_t, last = (torch.sigmoid(term) > 0.5).numpy(), depth == max_depth - 1
+        cols, nxt = dict(parent=[], a=[], w=[], term=[], payoff=[], iset=[]), []
+        for j, i in enumerate(i_):
+            outs = [(1.0, None, None)] if is_t[j] else [(d1[j][x] * d2[j][y], x, y) for x in np.flatnonzero(d1[j] >= min(floor, d1[j].max()))
+                                                         for y in np.flatnonzero(d2[j] >= min(floor, d2[j].max()))]
+            z = sum(o[0] for o in outs)
+            for w, x, y in outs:
+                leaf = (not is_t[j]) and last                                        # depth limit: the value head's estimate
+                pay = float(rew[j, 0].clamp(-1, 1)) if is_t[j] else (float(m.v(T(nps[j])[None], T([x], torch.long), T([y], torch.long))[0].clamp(-1, 1)) if leaf else 0.0)
+                cols["parent"].append(i); cols["a"].append((a1_[j], a2_[j])); cols["w"].append(w / z); cols["term"].append(bool(is_t[j] or leaf))
+                cols["payoff"].append(pay); cols["iset"].append((-1, -1) if (is_t[j] or leaf) else (iset(0, nps[j], x), iset(1, nps[j], y)))
+                nxt.append((nps[j], x, y))
+        for k in cols: L[k].append(np.array(cols[k]).reshape(-1, 2) if k in ("a", "iset") else np.array(cols[k]))
+        nodes = nxt; n_hist += len(nxt)
+        if n_hist > max_histories: raise ValueError(f"the learned tree exceeds max_histories={max_histories}: lower max_depth, K or raise floor")
+    return SimTree(sg.A, L["parent"], L["a"], [x.astype(float) for x in L["w"]], [x.astype(bool) for x in L["term"]],
+                   [x.astype(float) for x in L["payoff"]], [x.astype(int) for x in L["iset"]], [np.array(l) for l in legal]), keys
+
+
+# %% ../nbs/19_lamir/19a_method.ipynb #80726a67
+class StreamPolicy:
+    """The abstract strategy played in the real game: at state s, player p plays sig_abs at (ps(s), iota_p(obs)), masked
+    to the true legal actions; fallbacks (counted in `.counts`): the public-state strategy, then uniform."""
+    def __init__(self, m: StreamModel, keys: list, sig_abs: list):
+        self.m, self.keys, self.sig = m, keys, sig_abs; self.counts = dict(abstract=0, public=0, uniform=0, forced=0)
+        self.by_ps = [{} for _ in range(2)]
+        for p in range(2):
+            for (ps, _), j in keys[p].items(): self.by_ps[p].setdefault(ps, []).append(j)
+    @torch.no_grad()
+    def __call__(self, sg: SampledGame, s, p: int) -> np.ndarray:
+        L = sg.legal(s, p)
+        if L.sum() == 1: self.counts["forced"] += 1; return L.astype(float)            # one legal action (the no-op of the cast)
+        ps = _ps_key(sg.ps(s)); k = int(self.m.abstract(torch.as_tensor(sg.obs(s, p))[None], p)[0])
+        j = self.keys[p].get((ps, k)); v = np.where(L, self.sig[p][j], 0.0) if j is not None else np.zeros(len(L))
+        if v.sum() > 0: self.counts["abstract"] += 1; return v / v.sum()
+        js = self.by_ps[p].get(ps, []); v = np.where(L, np.mean([self.sig[p][x] for x in js], 0), 0.0) if js else v
+        if v.sum() > 0: self.counts["public"] += 1; return v / v.sum()
+        self.counts["uniform"] += 1; return L / L.sum()
+
+def play_sampled(sg: SampledGame, pol_a, pol_b, n_games: int = 200, seed: int = 0) -> dict:
+    "A vs B in n_games games from pyspiel states, seats alternated: A's win/draw/loss rates and Wilson interval of the win rate."
+    if not isinstance(n_games, int) or n_games < 2 or n_games % 2: raise ValueError(f"n_games must be an even int >= 2, got {n_games!r}")
+    rng, res = np.random.default_rng(seed), []
+    for g in range(n_games):
+        seat = [pol_a, pol_b] if g % 2 == 0 else [pol_b, pol_a]; s = sg.game.new_initial_state()
+        while not s.is_terminal():
+            a = [int(rng.choice(sg.A, p=seat[p](sg, s, p))) for p in range(2)]; sg.apply(s, *a)
+        res.append(np.sign(s.returns()[0]) * (1 if g % 2 == 0 else -1))
+    res = np.array(res); w = int((res > 0).sum()); lo, hi = wilson_interval(w, n_games)
+    return dict(n=n_games, win=w / n_games, draw=float((res == 0).mean()), loss=float((res < 0).mean()), win_lo=lo, win_hi=hi)
 

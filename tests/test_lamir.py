@@ -46,3 +46,42 @@ def test_learned_lookahead_model_invariants(g3):
     assert np.allclose(np.concatenate(lm2.leaf_u[1][0]), np.concatenate(lm.leaf_u[1][0]))   # seeded: same numbers twice
     with pytest.raises(ValueError, match="directions"): LookaheadAgent(lm.base, lm, T=3)
     with pytest.raises(ValueError, match="oracle_model"): LookaheadAgent(base, "model")
+
+
+# --- the sampled path (no enumeration) ---
+from iclr26nb.lamir import (SampledGame, sample_trajectories, train_stream_model, build_stream_tree, StreamPolicy,
+                            play_sampled, uniform_policy)
+
+@pytest.fixture(scope="module")
+def zumo():
+    sg = SampledGame(pyspiel.load_game("oshi_zumo", dict(coins=3, size=1, horizon=3)))
+    D = sample_trajectories(sg, 150, seed=0); m, _ = train_stream_model(sg, D, LAMIRConfig(K=3, steps=120), seed=0)
+    return sg, D, m
+
+def test_sampled_path_end_to_end_oshi_zumo(zumo):
+    sg, D, m = zumo
+    assert D["ps"].shape == D["next_ps"].shape and D["ps"].shape[1] == sg.ps_dim
+    assert ((D["legal"][0][np.arange(len(D["a"])), D["a"][:, 0]]) & (D["legal"][1][np.arange(len(D["a"])), D["a"][:, 1]])).all()
+    at, keys = build_stream_tree(m, sg, max_depth=3, floor=0.5); sig = solve_cfr(at, 30); _check_strategy(at, sig)
+    assert all(w.min() > 0 and w.max() <= 1 for w in at.w)
+    pol = StreamPolicy(m, keys, sig); r = play_sampled(sg, pol, uniform_policy, 40, seed=0)
+    assert abs(r["win"] + r["draw"] + r["loss"] - 1) < 1e-12 and r["win_lo"] <= r["win"] <= r["win_hi"]
+    assert sum(pol.counts.values()) > 0
+    assert play_sampled(sg, pol, uniform_policy, 20, seed=3) == play_sampled(sg, pol, uniform_policy, 20, seed=3)
+
+def test_sequential_cast_as_simultaneous():
+    sg = SampledGame(pyspiel.load_game("phantom_ttt")); assert sg.seq and sg.A == 10
+    D = sample_trajectories(sg, 30, seed=0)
+    mover = D["legal"][0][:, :-1].any(1)                                   # exactly one player moves, the other no-ops
+    assert (mover ^ D["legal"][1][:, :-1].any(1)).all()
+    assert (D["a"][mover, 1] == 9).all() and (D["a"][~mover, 0] == 9).all()
+    assert set(np.unique(D["ret"])) <= {-1.0, 0.0, 1.0}
+
+def test_sampled_path_refusals(zumo):
+    sg, _, m = zumo
+    with pytest.raises(ValueError, match="SampledGame needs a game without chance"): SampledGame(pyspiel.load_game("leduc_poker"))
+    with pytest.raises(ValueError, match="max_actions=3"): SampledGame(pyspiel.load_game("oshi_zumo"), max_actions=3)
+    with pytest.raises(TypeError, match="pyspiel.Game"): SampledGame("oshi_zumo")
+    with pytest.raises(ValueError, match="zero-sum"): SampledGame(pyspiel.load_game("matrix_pd"))
+    with pytest.raises(ValueError, match="eps"): sample_trajectories(sg, 5, eps=1.5)
+    with pytest.raises(ValueError, match="floor"): build_stream_tree(m, sg, 2, floor=0)

@@ -27,11 +27,13 @@ __all__ = ['DATASET_REGISTRY', 'AA20', 'KINDS', 'TASKS', 'MODLAMP_FILES', 'SPLIT
            'pair_identities', 'pairwise_identity', 'identity_edges', 'cluster_identity', 'cluster_labels',
            'CleanReport', 'outlier_mask', 'clean', 'enriched_kmers', 'check_split', 'random_split', 'cluster_split',
            'hybrid_clusters', 'hybrid_split', 'ecfp_clusters', 'make_official_splits', 'save_splits', 'leak_report',
-           'NegativeSampler', 'distribution_report', 'fasta_to_smiles', 'fasta_to_helm', 'helm_to_smiles', 'to_smiles',
-           'smiles_to_fasta', 'nc_variant', 'ecfp', 'aac', 'dpc', 'Graph', 'mol_graph', 'evaluate', 'PepModel',
+           'NegativeSampler', 'distribution_report', 'fasta_to_smiles', 'fasta_to_helm', 'to_smiles', 'smiles_to_fasta',
+           'nc_variant', 'monomer_from_amino_acid', 'default_monomers', 'save_monomer_sdf', 'load_monomer_sdf',
+           'assemble_peptide', 'parse_helm', 'helm_to_smiles', 'to_biln', 'to_helm', 'parse_biln', 'fasta_to_biln',
+           'biln_to_smiles', 'NCTranslator', 'ecfp', 'aac', 'dpc', 'Graph', 'mol_graph', 'evaluate', 'PepModel',
            'PropertyBaseline', 'featurize', 'FPModel', 'GNN', 'GIN', 'collate_graphs', 'GINModel', 'PLMEncoder',
-           'tokenize', 'pretrain_plm', 'TinyPLM', 'HFEncoder', 'HFFineTune', 'SmilesCNN', 'default_split',
-           'run_leaderboard', 'leaderboard_table', 'bench_identity']
+           'tokenize', 'pretrain_plm', 'TinyPLM', 'HFEncoder', 'HFFineTune', 'HFTranslator', 'SmilesCNN',
+           'default_split', 'run_leaderboard', 'leaderboard_table', 'bench_identity']
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #beed1769
 @dataclass(frozen=True)
@@ -822,12 +824,6 @@ def fasta_to_helm(seq: str) -> str:
     "HELM notation of a canonical linear peptide."
     check_sequences([seq]); return "PEPTIDE1{" + ".".join(seq) + "}$$$$"
 
-def helm_to_smiles(h: str) -> str:
-    "SMILES of a HELM peptide (RDKit MolFromHELM); ValueError when RDKit cannot parse it."
-    m = Chem.MolFromHELM(h) if isinstance(h, str) else None
-    if m is None: raise ValueError(f"invalid HELM {h!r}")
-    return Chem.MolToSmiles(m)
-
 def to_smiles(ds: PeptideDataset) -> list[str]:
     "SMILES of every item (FASTA and HELM converted; SMILES checked), ValueError listing the items RDKit rejects."
     out, bad = [], []
@@ -909,6 +905,193 @@ def nc_variant(seq: str, mod: str = "dform", seed: int = 0) -> str:
         m.RemoveAtom(OXT[max(OXT)]); m.AddBond(C[max(C)], N[min(N)], Chem.BondType.SINGLE)
     mol = m.GetMol(); Chem.SanitizeMol(mol)
     return Chem.MolToSmiles(mol)
+
+# %% ../nbs/14_pepbench/14a_method.ipynb #a4440177
+_FREE_NC = dict(Orn="NCCC[C@H](N)C(=O)O", Nle="CCCC[C@H](N)C(=O)O", Nva="CCC[C@H](N)C(=O)O", Abu="CC[C@H](N)C(=O)O",
+                Dab="NCC[C@H](N)C(=O)O", Aib="CC(C)(N)C(=O)O", Sar="CNCC(=O)O")   # free amino acids (L where chiral)
+_ALPHA = Chem.MolFromSmarts("[NX3;!$(N-C=O);H2,H1][CX4][CX3](=O)[OX2H1]")      # backbone N, C-alpha, carbonyl C (=O), OH
+
+def monomer_from_amino_acid(smi: str, n_methyl: bool = False) -> str:
+    "Monomer SMILES with HELM attachment points: [*:1] on the backbone N (an H), [*:2] on the carbonyl C (the OH)."
+    m = Chem.MolFromSmiles(smi) if isinstance(smi, str) else None
+    if m is None: raise ValueError(f"invalid SMILES {smi!r}")
+    hits = m.GetSubstructMatches(_ALPHA)
+    if len(hits) != 1: raise ValueError(f"{smi!r} is not an alpha-amino acid with one free amine and one free acid ({len(hits)} matches)")
+    n, o = hits[0][0], hits[0][-1]; rw = Chem.RWMol(m)
+    rw.GetAtomWithIdx(o).SetAtomicNum(0); rw.GetAtomWithIdx(o).SetAtomMapNum(2)           # OH -> [*:2]
+    if n_methyl:
+        if rw.GetAtomWithIdx(n).GetTotalNumHs() < 2: raise ValueError(f"{smi!r}: the backbone N has no H left to methylate")
+        c = rw.AddAtom(Chem.Atom(6)); rw.AddBond(n, c, Chem.BondType.SINGLE)
+    r1 = rw.AddAtom(Chem.Atom(0)); rw.GetAtomWithIdx(r1).SetAtomMapNum(1); rw.AddBond(n, r1, Chem.BondType.SINGLE)   # one N-H -> [*:1]
+    for a in (n, o): rw.GetAtomWithIdx(a).SetNoImplicit(False)
+    out = rw.GetMol(); Chem.SanitizeMol(out)
+    return Chem.MolToSmiles(out)
+
+@lru_cache(maxsize=None)
+def default_monomers() -> dict[str, str]:
+    "The built-in monomer library: 20 L residues (A..Y), their D forms (dA..), N-methyl forms (meA..) and Orn, Nle, Nva, Abu, Dab, Aib, Sar."
+    lib = {}
+    for a in AA20:
+        lib[a] = monomer_from_amino_acid(Chem.MolToSmiles(Chem.MolFromSequence(a)))
+        if a != "G": lib["d" + a] = monomer_from_amino_acid(Chem.MolToSmiles(Chem.MolFromSequence(a.lower(), flavor=1)))
+        if a != "P": lib["me" + a] = monomer_from_amino_acid(Chem.MolToSmiles(Chem.MolFromSequence(a)), n_methyl=True)
+    for k, s in _FREE_NC.items(): lib[k] = monomer_from_amino_acid(s)
+    for k in ("C", "dC", "meC"): lib[k] = _add_r(lib[k], "[SX2H1]", 3)          # R3 on the thiol (disulfides)
+    for k in ("K", "dK", "meK"): lib[k] = _add_r(lib[k], "[NX3H2;!$(N[CX4][CX3]=O)]", 3)   # R3 on the epsilon amine (lactams)
+    return lib
+
+def _add_r(smi: str, smarts: str, r: int) -> str:
+    "Add attachment point [*:r] on the one atom matching `smarts` (replacing an H)."
+    m = Chem.MolFromSmiles(smi); hit = m.GetSubstructMatches(Chem.MolFromSmarts(smarts))
+    if len(hit) != 1: raise ValueError(f"{smi!r}: {len(hit)} atoms match {smarts!r}, need 1")
+    rw = Chem.RWMol(m); d = rw.AddAtom(Chem.Atom(0)); rw.GetAtomWithIdx(d).SetAtomMapNum(r); rw.AddBond(hit[0][0], d, Chem.BondType.SINGLE)
+    out = rw.GetMol(); Chem.SanitizeMol(out); return Chem.MolToSmiles(out)
+
+# %% ../nbs/14_pepbench/14a_method.ipynb #bc3b54fa
+def save_monomer_sdf(lib: dict[str, str], path: str | os.PathLike) -> Path:
+    "Write a monomer library as SDF (one record per monomer, property `symbol`, attachment points as mapped dummy atoms)."
+    path = Path(path); w = Chem.SDWriter(str(path))
+    for k, s in lib.items():
+        m = Chem.MolFromSmiles(s); m.SetProp("symbol", k); m.SetProp("_Name", k); w.write(m)
+    w.close(); return path
+
+def load_monomer_sdf(path: str | os.PathLike, symbol_prop: str = "symbol") -> dict[str, str]:
+    "Read a monomer SDF (e.g. the official parser/monomers_merged.sdf layout): symbol -> SMILES with [*:n] attachment points."
+    path = Path(path)
+    if not path.exists(): raise FileNotFoundError(f"no monomer library at {path}")
+    lib, bad = {}, []
+    for i, m in enumerate(Chem.SDMolSupplier(str(path))):
+        if m is None or not m.HasProp(symbol_prop): bad.append(i); continue
+        for a in m.GetAtoms():                                                  # R-group atoms: dummy with map, isotope or R label
+            if a.GetAtomicNum() == 0 and not a.GetAtomMapNum():
+                lab = a.GetIsotope() or (int(a.GetProp("dummyLabel")[1:]) if a.HasProp("dummyLabel") and a.GetProp("dummyLabel")[1:].isdigit() else 0)
+                a.SetAtomMapNum(lab); a.SetIsotope(0)
+        lib[m.GetProp(symbol_prop)] = Chem.MolToSmiles(m)
+    if bad: raise ValueError(f"{len(bad)} records of {path.name} are unreadable or lack `{symbol_prop}` (indices {bad[:20]})")
+    return lib
+
+def _check_monomers(mons: Sequence[str], lib: dict[str, str]) -> None:
+    miss = sorted({x for x in mons if x not in lib})
+    if miss: raise ValueError(f"unknown monomers {miss[:10]}; the library has {len(lib)} (e.g. {sorted(lib)[:8]})")
+
+def assemble_peptide(mons: Sequence[str], lib: dict[str, str] | None = None, links: Sequence[tuple[int, int, int, int]] = ()) -> str:
+    "SMILES of a chain of monomers joined R2(i)-R1(i+1); `links` adds (i, Ri, j, Rj) bonds (cycles, side-chain bridges); free R1 -> H, R2 -> OH, R3+ -> H."
+    lib = default_monomers() if lib is None else lib; mons = list(mons)
+    if not mons: raise ValueError("assemble_peptide needs at least one monomer")
+    _check_monomers(mons, lib)
+    pair = {(i, 2): 1000 + i for i in range(len(mons) - 1)} | {(i + 1, 1): 1000 + i for i in range(len(mons) - 1)}
+    for t, (i, ri, j, rj) in enumerate(links):
+        for key in ((i, ri), (j, rj)):
+            if not 0 <= key[0] < len(mons): raise ValueError(f"link {links[t]} points outside the chain of {len(mons)} monomers")
+            if key in pair: raise ValueError(f"link {links[t]}: R{key[1]} of monomer {key[0]} is already bonded")
+            pair[key] = 2000 + t
+    combo = None
+    for i, x in enumerate(mons):
+        m = Chem.RWMol(Chem.MolFromSmiles(lib[x]))
+        for a in m.GetAtoms():
+            if a.GetAtomicNum() == 0:
+                r = a.GetAtomMapNum()
+                if (i, r) in pair: a.SetAtomMapNum(pair[(i, r)])
+                else: a.SetAtomMapNum(0); a.SetAtomicNum(8 if r == 2 else 1); a.SetNoImplicit(False)   # caps: OH on R2, H elsewhere
+        combo = m.GetMol() if combo is None else Chem.CombineMols(combo, m.GetMol())
+    out = Chem.molzip(combo); out = Chem.RemoveHs(out); Chem.SanitizeMol(out)
+    if any(a.GetAtomicNum() == 0 for a in out.GetAtoms()): raise ValueError("some attachment points were left unpaired")
+    return Chem.MolToSmiles(out)
+
+# %% ../nbs/14_pepbench/14a_method.ipynb #b12dd822
+_HELM_MON = re.compile(r"\[([^\]]+)\]|([A-Za-z])")
+
+def parse_helm(h: str) -> tuple[list[str], list[tuple[int, int, int, int]]]:
+    "Monomers and extra links (i, Ri, j, Rj; 0-based) of a single-chain HELM peptide, e.g. PEPTIDE1{A.[dA].C}$PEPTIDE1,PEPTIDE1,3:R2-1:R1$$$."
+    if not isinstance(h, str) or "{" not in h: raise ValueError(f"invalid HELM {h!r}")
+    parts = (h.split("$") + ["", ""])[:2]; pols = [p for p in parts[0].split("|") if p]
+    if len(pols) != 1 or not re.fullmatch(r"PEPTIDE\d+\{[^{}]+\}", pols[0]):
+        raise ValueError(f"only single-chain PEPTIDE HELM is supported, got {parts[0]!r}")
+    name, body = pols[0].split("{"); mons = []
+    for tok in body.rstrip("}").split("."):
+        mt = _HELM_MON.fullmatch(tok)
+        if mt is None: raise ValueError(f"invalid HELM monomer {tok!r} in {h!r}")
+        mons.append(mt.group(1) or mt.group(2))
+    links = []
+    for c in filter(None, parts[1].split("|")):
+        mt = re.fullmatch(rf"{name},{name},(\d+):R(\d+)-(\d+):R(\d+)", c)
+        if mt is None: raise ValueError(f"unsupported HELM connection {c!r} (only bonds within {name})")
+        i, ri, j, rj = map(int, mt.groups()); links.append((i - 1, ri, j - 1, rj))
+    return mons, links
+
+def helm_to_smiles(h: str, library: dict[str, str] | None = None) -> str:
+    "SMILES of a HELM peptide: RDKit's MolFromHELM for canonical HELM, else the monomer library (default: default_monomers())."
+    if library is None and isinstance(h, str):
+        m = Chem.MolFromHELM(h)
+        if m is not None: return Chem.MolToSmiles(m)
+    mons, links = parse_helm(h)
+    return assemble_peptide(mons, library, links)
+
+def to_biln(mons: Sequence[str], links: Sequence[tuple[int, int, int, int]] = ()) -> str:
+    "BiLN string of one chain: monomers joined by '-', each extra bond written (bond id, R) on both of its monomers."
+    ann = {}
+    for b, (i, ri, j, rj) in enumerate(links, 1): ann.setdefault(i, []).append(f"({b},{ri})"); ann.setdefault(j, []).append(f"({b},{rj})")
+    return "-".join(x + "".join(ann.get(k, [])) for k, x in enumerate(mons))
+
+def to_helm(mons: Sequence[str], links: Sequence[tuple[int, int, int, int]] = ()) -> str:
+    "HELM string of one chain (multi-letter monomers in brackets, extra bonds as PEPTIDE1 connections)."
+    body = ".".join(x if len(x) == 1 else f"[{x}]" for x in mons)
+    con = "|".join(f"PEPTIDE1,PEPTIDE1,{i + 1}:R{ri}-{j + 1}:R{rj}" for i, ri, j, rj in links)
+    return "PEPTIDE1{" + body + "}$" + con + "$$$"
+
+def parse_biln(b: str) -> tuple[list[str], list[tuple[int, int, int, int]]]:
+    "Monomers and extra links of a single-chain BiLN string, e.g. 'C(1,3)-A-A-C(1,3)' (a disulfide) or 'A(1,1)-K-G(1,2)' (head to tail)."
+    if not isinstance(b, str) or not b: raise ValueError(f"invalid BiLN {b!r}")
+    if "." in b: raise ValueError(f"only single-chain BiLN is supported, got {b!r}")
+    mons, ends = [], {}
+    for k, tok in enumerate(b.split("-")):
+        mt = re.fullmatch(r"([A-Za-z][A-Za-z0-9_]*)((?:\(\d+,\d+\))*)", tok)
+        if mt is None: raise ValueError(f"invalid BiLN monomer {tok!r} in {b!r}")
+        mons.append(mt.group(1))
+        for bid, r in re.findall(r"\((\d+),(\d+)\)", mt.group(2)): ends.setdefault(int(bid), []).append((k, int(r)))
+    bad = [bid for bid, e in ends.items() if len(e) != 2]
+    if bad: raise ValueError(f"BiLN bonds {bad} do not have exactly two ends in {b!r}")
+    return mons, [(e[0][0], e[0][1], e[1][0], e[1][1]) for _, e in sorted(ends.items())]
+
+def fasta_to_biln(seq: str, d_lowercase: bool = False) -> str:
+    "BiLN of a linear peptide (lowercase -> D monomer dX when `d_lowercase`)."
+    check_sequences([seq], "canonical20+d" if d_lowercase else "canonical20")
+    return to_biln(["d" + a.upper() if a.islower() else a for a in seq])
+
+def biln_to_smiles(b: str, library: dict[str, str] | None = None) -> str:
+    "SMILES of a BiLN peptide through the monomer library."
+    mons, links = parse_biln(b); return assemble_peptide(mons, library, links)
+
+# %% ../nbs/14_pepbench/14a_method.ipynb #0a575848
+class NCTranslator:
+    "Canonical -> non-canonical translation: per-residue substitution probabilities p(m | a) and a head-to-tail cyclisation rate, fitted on aligned pairs."
+    def __init__(self, library: dict[str, str] | None = None, alpha: float = 1.0):
+        if not alpha >= 0: raise ValueError(f"alpha (Laplace smoothing) must be >= 0, got {alpha!r}")
+        self.library, self.alpha = (default_monomers() if library is None else library), float(alpha)
+    def fit(self, canonical: Sequence[str], translated: Sequence[str]):
+        "Count m given a over position-aligned pairs (translated as BiLN, same length); head-to-tail links count as cyclisations."
+        if len(canonical) != len(translated) or not len(canonical): raise ValueError(f"need equally many (> 0) canonical and translated peptides, got {len(canonical)} and {len(translated)}")
+        check_sequences(list(canonical)); self.counts = {a: {} for a in AA20}; cyc = 0
+        for i, (s, b) in enumerate(zip(canonical, translated)):
+            mons, links = parse_biln(b); _check_monomers(mons, self.library)
+            if len(mons) != len(s): raise ValueError(f"pair {i}: {len(s)} residues but {len(mons)} monomers; pairs must be position-aligned")
+            for a, m in zip(s, mons): self.counts[a][m] = self.counts[a].get(m, 0) + 1
+            cyc += (len(s) - 1, 2, 0, 1) in links or (0, 1, len(s) - 1, 2) in links
+        self.p_cyclic = (cyc + self.alpha) / (len(canonical) + 2 * self.alpha); return self
+    def probs(self, a: str) -> dict[str, float]:
+        "p(m | a) with Laplace smoothing over the monomers seen for a (and a itself)."
+        c = dict(self.counts[a]); c.setdefault(a, 0); tot = sum(c.values()) + self.alpha * len(c)
+        return {m: (v + self.alpha) / tot for m, v in c.items()}
+    def translate(self, seqs: Sequence[str], seed: int = 0) -> list[str]:
+        "One sampled non-canonical BiLN per canonical peptide."
+        if not hasattr(self, "counts"): raise ValueError("fit the translator first")
+        check_sequences(list(seqs)); rng = np.random.default_rng(seed); out = []
+        for s in seqs:
+            mons = []
+            for a in s:
+                p = self.probs(a); ks = list(p); mons.append(ks[rng.choice(len(ks), p=np.array([p[k] for k in ks]))])
+            out.append(to_biln(mons, [(len(s) - 1, 2, 0, 1)] if len(s) > 1 and rng.random() < self.p_cyclic else []))
+        return out
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #00483497
 @lru_cache(maxsize=200_000)
@@ -1321,24 +1504,50 @@ class HFEncoder(_HFText, PepModel):
 class HFFineTune(_HFText, _TorchModel):
     "Full (or LoRA) fine-tuning of a local HF checkpoint through AutoModelForSequenceClassification with one output."
     def __init__(self, path: str | os.PathLike, input: str = "fasta", max_length: int = 512, epochs: int = 3, lr: float = 2e-5,
-                 batch: int = 16, lora_r: int | None = None, device="cpu"):
+                 batch: int = 16, lora_r: int | None = None, dora: bool = False, device="cpu"):
         self.path = _hf_dir(path); self._setup_input(input, max_length)
         from transformers import AutoTokenizer
         self.tok = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-        self.epochs, self.lr, self.batch, self.lora_r, self.device = epochs, lr, batch, lora_r, torch.device(device)
-        self.name = f"HF-FT:{self.path.name}" + (f"+LoRA{lora_r}" if lora_r else "")
+        if dora and not lora_r: raise ValueError("dora=True needs lora_r (DoRA is a LoRA variant)")
+        self.epochs, self.lr, self.batch, self.lora_r, self.dora, self.device = epochs, lr, batch, lora_r, dora, torch.device(device)
+        self.name = f"HF-FT:{self.path.name}" + (f"+{'DoRA' if dora else 'LoRA'}{lora_r}" if lora_r else "")
     def build(self, ds):
         from transformers import AutoModelForSequenceClassification
         net = AutoModelForSequenceClassification.from_pretrained(self.path, num_labels=1, local_files_only=True)
         if self.lora_r:
             from peft import LoraConfig, get_peft_model                          # ImportError names the missing package
             net = get_peft_model(net, LoraConfig(r=self.lora_r, lora_alpha=2 * self.lora_r, target_modules=["query", "value"],
-                                                 modules_to_save=["classifier"], task_type="SEQ_CLS"))
+                                                 modules_to_save=["classifier"], task_type="SEQ_CLS", use_dora=self.dora))
         return net
     def encode(self, ds): return self.tokens(ds)
     def forward(self, X, idx):
         i = torch.as_tensor(idx); m = X["attention_mask"][i]; L = int(m.sum(1).max())
         return self.net(input_ids=X["input_ids"][i, :L].to(self.device), attention_mask=m[:, :L].to(self.device)).logits.squeeze(-1)
+
+# %% ../nbs/14_pepbench/14a_method.ipynb #1e9bd35f
+def _valid_smiles(outs: Sequence[str]) -> list[int]:
+    "Indices of strings RDKit does not read as a molecule (empty ones included)."
+    return [i for i, o in enumerate(outs) if not o or Chem.MolFromSmiles(o) is None]
+
+class HFTranslator:
+    "A local seq2seq checkpoint (e.g. a FASTA -> SMILES translation model): generate, then keep only what RDKit reads as a molecule."
+    def __init__(self, path: str | os.PathLike, max_new_tokens: int = 256, num_beams: int = 1, device="cpu"):
+        p = _hf_dir(path)
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+        self.tok = AutoTokenizer.from_pretrained(p, local_files_only=True); self.model = AutoModelForSeq2SeqLM.from_pretrained(p, local_files_only=True).eval().to(device)
+        self.max_new_tokens, self.num_beams, self.device = max_new_tokens, num_beams, device
+    def translate(self, seqs: Sequence[str], on_invalid: str = "raise", batch: int = 16) -> tuple[list[str], list[int]]:
+        "Generated SMILES and the indices whose output RDKit rejects (raise, or drop them with on_invalid='drop')."
+        if on_invalid not in ("raise", "drop"): raise ValueError(f"on_invalid must be 'raise' or 'drop', got {on_invalid!r}")
+        check_sequences(list(seqs)); outs = []
+        with torch.no_grad():
+            for s in range(0, len(seqs), batch):
+                enc = self.tok(list(seqs[s:s + batch]), return_tensors="pt", padding=True).to(self.device)
+                g = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, num_beams=self.num_beams, do_sample=False)
+                outs += [t.replace(" ", "") for t in self.tok.batch_decode(g, skip_special_tokens=True)]
+        bad = _valid_smiles(outs)
+        if bad and on_invalid == "raise": raise ValueError(f"{len(bad)} of {len(outs)} translations are not valid SMILES (indices {bad[:20]})")
+        return [o for i, o in enumerate(outs) if i not in set(bad)], bad
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #e88905cd
 SMILES_CHARS = "#%()+-./0123456789:=@BCFHINOPS[\\]abcdeilnoprs"

@@ -20,16 +20,18 @@ from .core.train import fit, sgd_step
 
 # %% auto #0
 __all__ = ['DATASET_REGISTRY', 'AA20', 'KINDS', 'TASKS', 'MODLAMP_FILES', 'SPLIT_KINDS', 'PKA_POS', 'PKA_NEG', 'EISENBERG',
-           'RESIDUE_MASS', 'WATER', 'PROPERTIES', 'DENOMS', 'BOUNDS', 'CLEAN_STAGES', 'OUTLIER_RULES', 'cluster_ecfp',
-           'NEG_METHODS', 'ATOM_DIMS', 'BOND_DIMS', 'CONVS', 'PAD', 'MASK', 'CLS', 'HF_INPUTS', 'SMILES_CHARS', 'PAIRS',
-           'DatasetMeta', 'dataset_info', 'registry_table', 'PeptideDataset', 'check_sequences', 'load_modlamp',
-           'read_fasta', 'load_fasta_classes', 'load_pepbenchdata', 'get_split', 'peptide_properties', 'make_synthetic',
-           'pair_identities', 'pairwise_identity', 'identity_edges', 'cluster_identity', 'cluster_labels',
-           'CleanReport', 'outlier_mask', 'clean', 'enriched_kmers', 'check_split', 'random_split', 'cluster_split',
-           'hybrid_clusters', 'hybrid_split', 'ecfp_clusters', 'make_official_splits', 'save_splits', 'leak_report',
-           'NegativeSampler', 'distribution_report', 'fasta_to_smiles', 'fasta_to_helm', 'to_smiles', 'smiles_to_fasta',
-           'nc_variant', 'monomer_from_amino_acid', 'default_monomers', 'save_monomer_sdf', 'load_monomer_sdf',
-           'assemble_peptide', 'parse_helm', 'helm_to_smiles', 'to_biln', 'to_helm', 'parse_biln', 'fasta_to_biln',
+           'RESIDUE_MASS', 'WATER', 'PROPERTIES', 'DENOMS', 'BOUNDS', 'AGREE_DENOM', 'CLEAN_STAGES', 'OUTLIER_RULES',
+           'cluster_ecfp', 'NEG_METHODS', 'POLYMER_TYPES', 'ATOM_DIMS', 'BOND_DIMS', 'CONVS', 'PAD', 'MASK', 'CLS',
+           'HF_INPUTS', 'SMILES_CHARS', 'PAIRS', 'DatasetMeta', 'dataset_info', 'registry_table', 'PeptideDataset',
+           'check_sequences', 'load_modlamp', 'read_fasta', 'load_fasta_classes', 'load_pepbenchdata', 'get_split',
+           'peptide_properties', 'make_synthetic', 'pair_identities', 'pairwise_identity', 'identity_edges',
+           'cluster_identity', 'cluster_labels', 'cluster_agreement', 'backend_agreement', 'CleanReport',
+           'outlier_mask', 'clean', 'enriched_kmers', 'check_split', 'random_split', 'cluster_split', 'hybrid_clusters',
+           'hybrid_split', 'ecfp_clusters', 'make_official_splits', 'save_splits', 'leak_report', 'NegativeSampler',
+           'distribution_report', 'fasta_to_smiles', 'fasta_to_helm', 'to_smiles', 'smiles_to_fasta', 'nc_variant',
+           'monomer_from_amino_acid', 'default_monomers', 'save_monomer_sdf', 'load_monomer_sdf', 'assemble_peptide',
+           'PolymerGraph', 'parse_helm_graph', 'to_helm_graph', 'parse_biln_graph', 'to_biln_graph',
+           'assemble_polymers', 'parse_helm', 'helm_to_smiles', 'to_helm', 'to_biln', 'parse_biln', 'fasta_to_biln',
            'biln_to_smiles', 'NCTranslator', 'ecfp', 'aac', 'dpc', 'Graph', 'mol_graph', 'evaluate', 'PepModel',
            'PropertyBaseline', 'featurize', 'FPModel', 'GNN', 'GIN', 'collate_graphs', 'GINModel', 'PLMEncoder',
            'tokenize', 'pretrain_plm', 'TinyPLM', 'HFEncoder', 'HFFineTune', 'HFTranslator', 'SmilesCNN',
@@ -431,30 +433,33 @@ def _mmseqs_clusters(seqs, min_id, coverage, exe) -> list[list[int]]:
         if exe == "mmseqs":
             subprocess.run([exe, "easy-cluster", str(fa), f"{d}/out", f"{d}/tmp", "--min-seq-id", str(min_id), "-c", str(coverage),
                             "--cov-mode", "2", "--alignment-mode", "3", "--seq-id-mode", "2", "--cluster-mode", "2", "-s", "8",
-                            "--kmer-per-seq", "50", "-v", "0"], check=True, capture_output=True)
+                            "--kmer-per-seq", "50", "--threads", "1", "-v", "0"], check=True, capture_output=True)
             pairs = [l.split("\t") for l in Path(f"{d}/out_cluster.tsv").read_text().splitlines()]
             groups = {}
             for r, m in pairs: groups.setdefault(int(r), []).append(int(m))
         else:
-            subprocess.run([exe, "-i", str(fa), "-o", f"{d}/out", "-c", str(min_id), "-aS", str(coverage), "-n", "2", "-l", "1", "-d", "0"],
-                           check=True, capture_output=True)
+            subprocess.run([exe, "-i", str(fa), "-o", f"{d}/out", "-c", str(min_id), "-s", str(coverage), "-n", "2", "-l", "1", "-d", "0",
+                            "-g", "1", "-M", "0", "-T", "1"], check=True, capture_output=True)   # -s: length ratio (our coverage); -g 1: most similar cluster
             groups, cur = {}, None
             for l in Path(f"{d}/out.clstr").read_text().splitlines():
                 if l.startswith(">Cluster"): cur = len(groups); groups[cur] = []
                 else: groups[cur].append(int(l.split(">")[1].split("...")[0]))
+    got = sorted(x for g in groups.values() for x in g)
+    if got != list(range(len(seqs))): raise ValueError(f"{exe} returned {len(got)} of {len(seqs)} sequences (it drops some very short ones)")
     return sorted((sorted(g) for g in groups.values()), key=lambda c: c[0])
 
 def cluster_identity(seqs: Sequence[str], min_id: float = 0.8, coverage: float = 0.8, backend: str = "python",
                      link: str = "connected", prefilter: bool = True, k: int = 2, bound: str = "lossless",
-                     stats_out: dict | None = None) -> list[list[int]]:
+                     stats_out: dict | None = None, denom: str = "longer") -> list[list[int]]:
     "Identity clusters of `seqs` (lists of indices): python (k-mer prefilter or exact all pairs), mmseqs or cdhit backend."
     if backend not in ("python", "mmseqs", "cdhit"): raise ValueError(f"backend must be 'python', 'mmseqs' or 'cdhit', got {backend!r}")
     if link not in ("connected", "greedy"): raise ValueError(f"link must be 'connected' or 'greedy', got {link!r}")
     seqs = list(seqs)
     if backend != "python":
         if not (0 < min_id <= 1): raise ValueError(f"min_id must be in (0, 1], got {min_id!r}")
+        check_sequences(seqs)
         return _mmseqs_clusters(seqs, min_id, coverage, "mmseqs" if backend == "mmseqs" else "cd-hit")
-    e, v = identity_edges(seqs, min_id, coverage, "kmer" if prefilter else "exact", k=k, bound=bound, stats_out=stats_out)
+    e, v = identity_edges(seqs, min_id, coverage, "kmer" if prefilter else "exact", denom=denom, k=k, bound=bound, stats_out=stats_out)
     return _components(len(seqs), e) if link == "connected" else _greedy(seqs, e, v)
 
 def cluster_labels(clusters: list[list[int]], n: int) -> np.ndarray:
@@ -465,6 +470,37 @@ def cluster_labels(clusters: list[list[int]], n: int) -> np.ndarray:
         lab[members] = c
     if (lab < 0).any(): raise ValueError(f"clusters miss {int((lab < 0).sum())} of the {n} items")
     return lab
+
+# %% ../nbs/14_pepbench/14a_method.ipynb #3ffaf0bf
+def cluster_agreement(a: list[list[int]], b: list[list[int]], n: int) -> dict:
+    "Agreement of two partitions of range(n): ARI, and over co-clustered pairs the Jaccard index, precision (a's pairs also in b) and recall (b's pairs found by a)."
+    la, lb = cluster_labels(a, n), cluster_labels(b, n)
+    both = sp.coo_matrix((np.ones(n), (la, lb))).tocsr()                      # contingency table n_ij
+    c2 = lambda x: float((x * (x - 1) / 2).sum())
+    pab, pa, pb = c2(both.data), c2(np.bincount(la)), c2(np.bincount(lb))   # pairs together in both / in a / in b
+    from sklearn.metrics import adjusted_rand_score
+    return dict(ari=float(adjusted_rand_score(la, lb)), jaccard=pab / (pa + pb - pab) if pa + pb - pab else 1.0,
+                precision=pab / pa if pa else 1.0, recall=pab / pb if pb else 1.0, clusters_a=len(a), clusters_b=len(b))
+
+AGREE_DENOM = dict(cdhit="shorter", mmseqs="longer")   # CD-HIT's identity counts over the shorter sequence; MMseqs2 --seq-id-mode 2 over the longer
+
+def backend_agreement(seqs: Sequence[str], backends: Sequence[str] = ("cdhit", "mmseqs"), min_id: float = 0.8, coverage: float = 0.8,
+                      skip_missing: bool = True) -> pd.DataFrame:
+    "Our greedy identity clusters (same denominator as the tool) against CD-HIT's and MMseqs2's on the same peptides; one row per backend."
+    import shutil
+    bad = [b for b in backends if b not in AGREE_DENOM]
+    if bad: raise ValueError(f"backends must be among {tuple(AGREE_DENOM)}, got {bad}")
+    seqs = list(seqs); check_sequences(seqs); rows = []
+    for b in backends:
+        exe = "cd-hit" if b == "cdhit" else "mmseqs"
+        if shutil.which(exe) is None:
+            if not skip_missing: raise FileNotFoundError(f"backend {b!r} needs the `{exe}` binary on the PATH (apt-get install cd-hit / mmseqs2)")
+            rows.append(dict(backend=b, status=f"`{exe}` not installed", n=len(seqs))); continue
+        with Timer() as tt: tool = cluster_identity(seqs, min_id, coverage, backend=b)
+        with Timer() as tp: ours = cluster_identity(seqs, min_id, coverage, link="greedy", denom=AGREE_DENOM[b])
+        rows.append(dict(backend=b, status="ok", n=len(seqs), denom=AGREE_DENOM[b], **cluster_agreement(ours, tool, len(seqs)),
+                         tool_s=tt.elapsed, python_s=tp.elapsed))
+    return pd.DataFrame(rows)
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #5eada168
 CLEAN_STAGES = ("invalid", "length", "duplicates", "conflicts", "outliers", "redundant")
@@ -909,6 +945,7 @@ def nc_variant(seq: str, mod: str = "dform", seed: int = 0) -> str:
 # %% ../nbs/14_pepbench/14a_method.ipynb #a4440177
 _FREE_NC = dict(Orn="NCCC[C@H](N)C(=O)O", Nle="CCCC[C@H](N)C(=O)O", Nva="CCC[C@H](N)C(=O)O", Abu="CC[C@H](N)C(=O)O",
                 Dab="NCC[C@H](N)C(=O)O", Aib="CC(C)(N)C(=O)O", Sar="CNCC(=O)O")   # free amino acids (L where chiral)
+_CAPS = dict(ac="CC(=O)[*:2]", am="N[*:1]", AEEA="[*:1]NCCOCCOCC(=O)[*:2]")   # N-acetyl and C-amide caps (HELM's ac, am); an 8-amino-3,6-dioxaoctanoyl linker
 _ALPHA = Chem.MolFromSmarts("[NX3;!$(N-C=O);H2,H1][CX4][CX3](=O)[OX2H1]")      # backbone N, C-alpha, carbonyl C (=O), OH
 
 def monomer_from_amino_acid(smi: str, n_methyl: bool = False) -> str:
@@ -929,7 +966,7 @@ def monomer_from_amino_acid(smi: str, n_methyl: bool = False) -> str:
 
 @lru_cache(maxsize=None)
 def default_monomers() -> dict[str, str]:
-    "The built-in monomer library: 20 L residues (A..Y), their D forms (dA..), N-methyl forms (meA..) and Orn, Nle, Nva, Abu, Dab, Aib, Sar."
+    "The built-in monomer library: 20 L residues (A..Y), D forms (dA..), N-methyl forms (meA..), Orn, Nle, Nva, Abu, Dab, Aib, Sar, the caps ac, am and the AEEA linker."
     lib = {}
     for a in AA20:
         lib[a] = monomer_from_amino_acid(Chem.MolToSmiles(Chem.MolFromSequence(a)))
@@ -938,6 +975,7 @@ def default_monomers() -> dict[str, str]:
     for k, s in _FREE_NC.items(): lib[k] = monomer_from_amino_acid(s)
     for k in ("C", "dC", "meC"): lib[k] = _add_r(lib[k], "[SX2H1]", 3)          # R3 on the thiol (disulfides)
     for k in ("K", "dK", "meK"): lib[k] = _add_r(lib[k], "[NX3H2;!$(N[CX4][CX3]=O)]", 3)   # R3 on the epsilon amine (lactams)
+    for k, smi in _CAPS.items(): lib[k] = Chem.MolToSmiles(Chem.MolFromSmiles(smi))
     return lib
 
 def _add_r(smi: str, smarts: str, r: int) -> str:
@@ -976,82 +1014,160 @@ def _check_monomers(mons: Sequence[str], lib: dict[str, str]) -> None:
 
 def assemble_peptide(mons: Sequence[str], lib: dict[str, str] | None = None, links: Sequence[tuple[int, int, int, int]] = ()) -> str:
     "SMILES of a chain of monomers joined R2(i)-R1(i+1); `links` adds (i, Ri, j, Rj) bonds (cycles, side-chain bridges); free R1 -> H, R2 -> OH, R3+ -> H."
-    lib = default_monomers() if lib is None else lib; mons = list(mons)
+    mons = list(mons)
     if not mons: raise ValueError("assemble_peptide needs at least one monomer")
-    _check_monomers(mons, lib)
-    pair = {(i, 2): 1000 + i for i in range(len(mons) - 1)} | {(i + 1, 1): 1000 + i for i in range(len(mons) - 1)}
-    for t, (i, ri, j, rj) in enumerate(links):
-        for key in ((i, ri), (j, rj)):
-            if not 0 <= key[0] < len(mons): raise ValueError(f"link {links[t]} points outside the chain of {len(mons)} monomers")
-            if key in pair: raise ValueError(f"link {links[t]}: R{key[1]} of monomer {key[0]} is already bonded")
-            pair[key] = 2000 + t
+    for l in links:
+        if not all(0 <= x < len(mons) for x in (l[0], l[2])): raise ValueError(f"link {tuple(l)} points outside the chain of {len(mons)} monomers")
+    return assemble_polymers(PolymerGraph({"PEPTIDE1": mons}, [("PEPTIDE1", i, ri, "PEPTIDE1", j, rj) for i, ri, j, rj in links]), lib)
+
+
+# %% ../nbs/14_pepbench/14a_method.ipynb #5e3f297d
+POLYMER_TYPES = ("PEPTIDE", "CHEM")
+
+@dataclass
+class PolymerGraph:
+    "A HELM-style molecule: polymers (id -> monomers in order; PEPTIDEn chains, CHEMn single monomers) and extra bonds (p, i, Ri, q, j, Rj), 0-based i, j."
+    polymers: dict[str, list[str]]
+    bonds: list[tuple[str, int, int, str, int, int]] = field(default_factory=list)
+    def __post_init__(self):
+        if not self.polymers: raise ValueError("a PolymerGraph needs at least one polymer")
+        for p, ms in self.polymers.items():
+            mt = re.fullmatch(r"([A-Z]+)\d+", p)
+            if mt is None or mt.group(1) not in POLYMER_TYPES: raise ValueError(f"polymer id {p!r}: supported types are {POLYMER_TYPES} (RNA and BLOB are not)")
+            if not ms: raise ValueError(f"polymer {p} is empty")
+            if mt.group(1) == "CHEM" and len(ms) != 1: raise ValueError(f"CHEM polymer {p} must hold one monomer, got {len(ms)}")
+        self.bonds = [tuple(b) for b in self.bonds]
+        for b in self.bonds:
+            if len(b) != 6: raise ValueError(f"a bond is (p, i, Ri, q, j, Rj), got {b!r}")
+            for p, i in ((b[0], b[1]), (b[3], b[4])):
+                if p not in self.polymers or not 0 <= i < len(self.polymers[p]): raise ValueError(f"bond {b} points outside the polymers")
+    def key(self) -> tuple:
+        "Order- and orientation-free form (polymers in order; the set of bonds, each end pair sorted): equal keys, same molecule graph."
+        return tuple((p, tuple(m)) for p, m in self.polymers.items()), tuple(sorted(tuple(sorted((b[:3], b[3:]))) for b in self.bonds))
+
+def _split_top(s: str, sep: str) -> list[str]:
+    "Split on `sep` outside square brackets (inline SMILES monomers keep their own brackets and dots)."
+    out, depth, cur = [], 0, []
+    for ch in s:
+        depth += (ch == "[") - (ch == "]")
+        if ch == sep and depth == 0: out.append("".join(cur)); cur = []
+        else: cur.append(ch)
+    return out + ["".join(cur)]
+
+def parse_helm_graph(h: str) -> PolymerGraph:
+    "Polymers and connections of a HELM string: several PEPTIDE and CHEM polymers, library names or inline SMILES ([*:n] attachment points)."
+    if not isinstance(h, str) or "{" not in h: raise ValueError(f"invalid HELM {h!r}")
+    secs = _split_top(h, "$") + [""]; pols = {}
+    for ptxt in filter(None, _split_top(secs[0], "|")):
+        mt = re.fullmatch(r"([A-Z]+\d+)\{(.+)\}", ptxt, re.S)
+        if mt is None: raise ValueError(f"invalid HELM polymer {ptxt!r}")
+        if re.match(r"[A-Z]+", mt.group(1)).group() not in POLYMER_TYPES: raise ValueError(f"polymer {mt.group(1)}: supported types are {POLYMER_TYPES} (RNA and BLOB are not)")
+        mons = []
+        for tok in _split_top(mt.group(2), "."):
+            if re.fullmatch(r"[A-Za-z]", tok): mons.append(tok)
+            elif len(tok) > 2 and tok[0] == "[" and tok[-1] == "]": mons.append(tok[1:-1])
+            else: raise ValueError(f"invalid HELM monomer {tok!r} in {h!r}")
+        if mt.group(1) in pols: raise ValueError(f"polymer {mt.group(1)} defined twice")
+        pols[mt.group(1)] = mons
+    bonds = []
+    for c in filter(None, secs[1].split("|")):
+        mt = re.fullmatch(r"([A-Z]+\d+),([A-Z]+\d+),(\d+):R(\d+)-(\d+):R(\d+)", c)
+        if mt is None: raise ValueError(f"unsupported HELM connection {c!r} (needs POL1,POL2,i:Ra-j:Rb)")
+        p, q, i, ri, j, rj = mt.groups(); bonds.append((p, int(i) - 1, int(ri), q, int(j) - 1, int(rj)))
+    return PolymerGraph(pols, bonds)
+
+def to_helm_graph(g: PolymerGraph) -> str:
+    "HELM string of a PolymerGraph (multi-letter and inline-SMILES monomers in brackets)."
+    body = "|".join(p + "{" + ".".join(x if len(x) == 1 else f"[{x}]" for x in ms) + "}" for p, ms in g.polymers.items())
+    return body + "$" + "|".join(f"{p},{q},{i + 1}:R{ri}-{j + 1}:R{rj}" for p, i, ri, q, j, rj in g.bonds) + "$$$"
+
+def parse_biln_graph(b: str) -> PolymerGraph:
+    "Chains of a BiLN string ('.' between chains, '-' within) as PEPTIDE1, PEPTIDE2, ...; a bond id's two ends may sit on different chains."
+    if not isinstance(b, str) or not b: raise ValueError(f"invalid BiLN {b!r}")
+    pols, ends = {}, {}
+    for c, chain in enumerate(b.split("."), 1):
+        mons = []
+        for k, tok in enumerate(chain.split("-")):
+            mt = re.fullmatch(r"([A-Za-z][A-Za-z0-9_]*)((?:\(\d+,\d+\))*)", tok)
+            if mt is None: raise ValueError(f"invalid BiLN monomer {tok!r} in {b!r}")
+            mons.append(mt.group(1))
+            for bid, r in re.findall(r"\((\d+),(\d+)\)", mt.group(2)): ends.setdefault(int(bid), []).append((f"PEPTIDE{c}", k, int(r)))
+        pols[f"PEPTIDE{c}"] = mons
+    bad = [bid for bid, e in ends.items() if len(e) != 2]
+    if bad: raise ValueError(f"BiLN bonds {bad} do not have exactly two ends in {b!r}")
+    return PolymerGraph(pols, [(*e[0], *e[1]) for _, e in sorted(ends.items())])
+
+def to_biln_graph(g: PolymerGraph) -> str:
+    "BiLN string of a PolymerGraph: chains in order, bond ids 1.. in bond order (BiLN has no polymer types or inline SMILES)."
+    ann = {}
+    for bid, (p, i, ri, q, j, rj) in enumerate(g.bonds, 1):
+        ann.setdefault((p, i), []).append(f"({bid},{ri})"); ann.setdefault((q, j), []).append(f"({bid},{rj})")
+    bad = [x for ms in g.polymers.values() for x in ms if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", x)]
+    if bad: raise ValueError(f"BiLN cannot write inline-SMILES or non-alphanumeric monomers: {bad[:3]}")
+    return ".".join("-".join(x + "".join(ann.get((p, k), [])) for k, x in enumerate(ms)) for p, ms in g.polymers.items())
+
+# %% ../nbs/14_pepbench/14a_method.ipynb #5ccb5015
+def _monomer_smiles(x: str, lib: dict[str, str]) -> str:
+    "Library monomer, or an inline SMILES monomer with [*:n] attachment points."
+    if x in lib: return lib[x]
+    m = Chem.MolFromSmiles(x) if "*" in x else None
+    if m is None or not any(a.GetAtomicNum() == 0 and a.GetAtomMapNum() for a in m.GetAtoms()):
+        raise ValueError(f"unknown monomers [{x!r}] (not inline SMILES with [*:n] points either); the library has {len(lib)} (e.g. {sorted(lib)[:8]})")
+    return Chem.MolToSmiles(m)
+
+def assemble_polymers(g: PolymerGraph, lib: dict[str, str] | None = None) -> str:
+    "SMILES of a PolymerGraph: in every chain R2(i)-R1(i+1), plus the extra bonds; free R1 -> H, R2 -> OH, R3+ -> H."
+    lib = default_monomers() if lib is None else lib
+    _check_monomers([x for ms in g.polymers.values() for x in ms if "*" not in x], lib)
+    pair, n = {}, 0
+    for p, ms in g.polymers.items():
+        for i in range(len(ms) - 1): pair[(p, i, 2)] = pair[(p, i + 1, 1)] = 1000 + n; n += 1   # backbone amide R2(i)-R1(i+1)
+    for t, b in enumerate(g.bonds):
+        for key in ((b[0], b[1], b[2]), (b[3], b[4], b[5])):
+            if key in pair: raise ValueError(f"bond {b}: R{key[2]} of monomer {key[1]} in {key[0]} is already bonded")
+            pair[key] = 100_000 + t
     combo = None
-    for i, x in enumerate(mons):
-        m = Chem.RWMol(Chem.MolFromSmiles(lib[x]))
-        for a in m.GetAtoms():
-            if a.GetAtomicNum() == 0:
-                r = a.GetAtomMapNum()
-                if (i, r) in pair: a.SetAtomMapNum(pair[(i, r)])
-                else: a.SetAtomMapNum(0); a.SetAtomicNum(8 if r == 2 else 1); a.SetNoImplicit(False)   # caps: OH on R2, H elsewhere
-        combo = m.GetMol() if combo is None else Chem.CombineMols(combo, m.GetMol())
+    for p, ms in g.polymers.items():
+        for i, x in enumerate(ms):
+            m = Chem.RWMol(Chem.MolFromSmiles(_monomer_smiles(x, lib))); rs = {a.GetAtomMapNum() for a in m.GetAtoms() if a.GetAtomicNum() == 0}
+            miss = [r for (pp, ii, r) in pair if pp == p and ii == i and r not in rs]
+            if miss: raise ValueError(f"monomer {x!r} ({p} #{i + 1}) has no attachment point R{miss[0]} (it has {sorted(rs)})")
+            for a in m.GetAtoms():
+                if a.GetAtomicNum() == 0:
+                    r = a.GetAtomMapNum()
+                    if (p, i, r) in pair: a.SetAtomMapNum(pair[(p, i, r)])
+                    else: a.SetAtomMapNum(0); a.SetAtomicNum(8 if r == 2 else 1); a.SetNoImplicit(False)   # caps: OH on R2, H elsewhere
+            combo = m.GetMol() if combo is None else Chem.CombineMols(combo, m.GetMol())
     out = Chem.molzip(combo); out = Chem.RemoveHs(out); Chem.SanitizeMol(out)
     if any(a.GetAtomicNum() == 0 for a in out.GetAtoms()): raise ValueError("some attachment points were left unpaired")
     return Chem.MolToSmiles(out)
 
-# %% ../nbs/14_pepbench/14a_method.ipynb #b12dd822
-_HELM_MON = re.compile(r"\[([^\]]+)\]|([A-Za-z])")
-
+# %% ../nbs/14_pepbench/14a_method.ipynb #141eb5a7
 def parse_helm(h: str) -> tuple[list[str], list[tuple[int, int, int, int]]]:
     "Monomers and extra links (i, Ri, j, Rj; 0-based) of a single-chain HELM peptide, e.g. PEPTIDE1{A.[dA].C}$PEPTIDE1,PEPTIDE1,3:R2-1:R1$$$."
-    if not isinstance(h, str) or "{" not in h: raise ValueError(f"invalid HELM {h!r}")
-    parts = (h.split("$") + ["", ""])[:2]; pols = [p for p in parts[0].split("|") if p]
-    if len(pols) != 1 or not re.fullmatch(r"PEPTIDE\d+\{[^{}]+\}", pols[0]):
-        raise ValueError(f"only single-chain PEPTIDE HELM is supported, got {parts[0]!r}")
-    name, body = pols[0].split("{"); mons = []
-    for tok in body.rstrip("}").split("."):
-        mt = _HELM_MON.fullmatch(tok)
-        if mt is None: raise ValueError(f"invalid HELM monomer {tok!r} in {h!r}")
-        mons.append(mt.group(1) or mt.group(2))
-    links = []
-    for c in filter(None, parts[1].split("|")):
-        mt = re.fullmatch(rf"{name},{name},(\d+):R(\d+)-(\d+):R(\d+)", c)
-        if mt is None: raise ValueError(f"unsupported HELM connection {c!r} (only bonds within {name})")
-        i, ri, j, rj = map(int, mt.groups()); links.append((i - 1, ri, j - 1, rj))
-    return mons, links
+    g = parse_helm_graph(h); (p, mons), = g.polymers.items() if len(g.polymers) == 1 else [(None, None)]
+    if p is None or not p.startswith("PEPTIDE"): raise ValueError(f"parse_helm reads single-chain PEPTIDE HELM, got {list(g.polymers)}; use parse_helm_graph")
+    return mons, [(i, ri, j, rj) for _, i, ri, _, j, rj in g.bonds]
 
 def helm_to_smiles(h: str, library: dict[str, str] | None = None) -> str:
-    "SMILES of a HELM peptide: RDKit's MolFromHELM for canonical HELM, else the monomer library (default: default_monomers())."
+    "SMILES of a HELM molecule: RDKit's MolFromHELM for canonical HELM, else the monomer library (default: default_monomers())."
     if library is None and isinstance(h, str):
         m = Chem.MolFromHELM(h)
         if m is not None: return Chem.MolToSmiles(m)
-    mons, links = parse_helm(h)
-    return assemble_peptide(mons, library, links)
-
-def to_biln(mons: Sequence[str], links: Sequence[tuple[int, int, int, int]] = ()) -> str:
-    "BiLN string of one chain: monomers joined by '-', each extra bond written (bond id, R) on both of its monomers."
-    ann = {}
-    for b, (i, ri, j, rj) in enumerate(links, 1): ann.setdefault(i, []).append(f"({b},{ri})"); ann.setdefault(j, []).append(f"({b},{rj})")
-    return "-".join(x + "".join(ann.get(k, [])) for k, x in enumerate(mons))
+    return assemble_polymers(parse_helm_graph(h), library)
 
 def to_helm(mons: Sequence[str], links: Sequence[tuple[int, int, int, int]] = ()) -> str:
     "HELM string of one chain (multi-letter monomers in brackets, extra bonds as PEPTIDE1 connections)."
-    body = ".".join(x if len(x) == 1 else f"[{x}]" for x in mons)
-    con = "|".join(f"PEPTIDE1,PEPTIDE1,{i + 1}:R{ri}-{j + 1}:R{rj}" for i, ri, j, rj in links)
-    return "PEPTIDE1{" + body + "}$" + con + "$$$"
+    return to_helm_graph(PolymerGraph({"PEPTIDE1": list(mons)}, [("PEPTIDE1", i, ri, "PEPTIDE1", j, rj) for i, ri, j, rj in links]))
+
+def to_biln(mons: Sequence[str], links: Sequence[tuple[int, int, int, int]] = ()) -> str:
+    "BiLN string of one chain: monomers joined by '-', each extra bond written (bond id, R) on both of its monomers."
+    return to_biln_graph(PolymerGraph({"PEPTIDE1": list(mons)}, [("PEPTIDE1", i, ri, "PEPTIDE1", j, rj) for i, ri, j, rj in links]))
 
 def parse_biln(b: str) -> tuple[list[str], list[tuple[int, int, int, int]]]:
     "Monomers and extra links of a single-chain BiLN string, e.g. 'C(1,3)-A-A-C(1,3)' (a disulfide) or 'A(1,1)-K-G(1,2)' (head to tail)."
-    if not isinstance(b, str) or not b: raise ValueError(f"invalid BiLN {b!r}")
-    if "." in b: raise ValueError(f"only single-chain BiLN is supported, got {b!r}")
-    mons, ends = [], {}
-    for k, tok in enumerate(b.split("-")):
-        mt = re.fullmatch(r"([A-Za-z][A-Za-z0-9_]*)((?:\(\d+,\d+\))*)", tok)
-        if mt is None: raise ValueError(f"invalid BiLN monomer {tok!r} in {b!r}")
-        mons.append(mt.group(1))
-        for bid, r in re.findall(r"\((\d+),(\d+)\)", mt.group(2)): ends.setdefault(int(bid), []).append((k, int(r)))
-    bad = [bid for bid, e in ends.items() if len(e) != 2]
-    if bad: raise ValueError(f"BiLN bonds {bad} do not have exactly two ends in {b!r}")
-    return mons, [(e[0][0], e[0][1], e[1][0], e[1][1]) for _, e in sorted(ends.items())]
+    if isinstance(b, str) and "." in b: raise ValueError(f"parse_biln reads single-chain BiLN, got {b!r}; use parse_biln_graph")
+    g = parse_biln_graph(b); return g.polymers["PEPTIDE1"], [(i, ri, j, rj) for _, i, ri, _, j, rj in g.bonds]
 
 def fasta_to_biln(seq: str, d_lowercase: bool = False) -> str:
     "BiLN of a linear peptide (lowercase -> D monomer dX when `d_lowercase`)."
@@ -1059,8 +1175,8 @@ def fasta_to_biln(seq: str, d_lowercase: bool = False) -> str:
     return to_biln(["d" + a.upper() if a.islower() else a for a in seq])
 
 def biln_to_smiles(b: str, library: dict[str, str] | None = None) -> str:
-    "SMILES of a BiLN peptide through the monomer library."
-    mons, links = parse_biln(b); return assemble_peptide(mons, library, links)
+    "SMILES of a BiLN molecule (one or several chains) through the monomer library."
+    return assemble_polymers(parse_biln_graph(b), library)
 
 # %% ../nbs/14_pepbench/14a_method.ipynb #0a575848
 class NCTranslator:

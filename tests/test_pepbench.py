@@ -97,3 +97,57 @@ def test_translator_recovers_rates():
     t = NCTranslator(alpha=0).fit(can, tr)
     for a in "AKL": assert abs(t.probs(a)["d" + a] - 0.2) < 0.06
     assert t.p_cyclic == 0 and all(biln_to_smiles(b) for b in t.translate(can[:20], seed=1))
+
+
+def _families(seed, n=120):
+    ds, _ = make_synthetic("family", n=n, n_families=n // 10, min_len=10, max_len=40, seed=seed)
+    return ds.items
+
+
+def test_cluster_agreement_brute_force():
+    from itertools import combinations
+    from iclr26nb.pepbench import cluster_agreement
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        n = int(rng.integers(2, 30)); la, lb = rng.integers(0, 4, n), rng.integers(0, 5, n)
+        part = lambda l: [list(np.flatnonzero(l == c)) for c in np.unique(l)]
+        pa = {p for p in combinations(range(n), 2) if la[p[0]] == la[p[1]]}; pb = {p for p in combinations(range(n), 2) if lb[p[0]] == lb[p[1]]}
+        ag = cluster_agreement(part(la), part(lb), n)
+        assert abs(ag["jaccard"] - (len(pa & pb) / len(pa | pb) if pa | pb else 1.0)) < 1e-12
+        assert abs(ag["precision"] - (len(pa & pb) / len(pa) if pa else 1.0)) < 1e-12
+        assert abs(ag["recall"] - (len(pa & pb) / len(pb) if pb else 1.0)) < 1e-12
+
+
+@pytest.mark.parametrize("backend,exe", [("cdhit", "cd-hit"), ("mmseqs", "mmseqs")])
+def test_binary_backend_partitions_and_agrees(backend, exe):
+    import shutil
+    if shutil.which(exe) is None: pytest.skip(f"`{exe}` is not installed (apt-get install {'cd-hit' if exe == 'cd-hit' else 'mmseqs2'})")
+    from iclr26nb.pepbench import backend_agreement, cluster_labels
+    seqs = _families(1)
+    cl = cluster_identity(seqs, backend=backend); cluster_labels(cl, len(seqs))          # a partition of every input
+    assert cluster_identity(seqs, backend=backend) == cl                                  # deterministic
+    r = backend_agreement(seqs, [backend]).iloc[0]
+    assert r.status == "ok" and r.ari > 0.5, r.to_dict()
+
+
+def test_backend_missing_is_reported(monkeypatch):
+    import shutil
+    from iclr26nb.pepbench import backend_agreement
+    monkeypatch.setattr(shutil, "which", lambda exe: None)
+    r = backend_agreement(["KLAKLAK", "KLAKLAA"], ["cdhit"]).iloc[0]
+    assert r.status == "`cd-hit` not installed"
+    with pytest.raises(FileNotFoundError, match="cd-hit"): backend_agreement(["KLAKLAK"], ["cdhit"], skip_missing=False)
+
+
+def test_multichain_helm_matches_rdkit():
+    from rdkit import Chem
+    from iclr26nb.pepbench import PolymerGraph, biln_to_smiles, default_monomers, helm_to_smiles, parse_biln_graph, parse_helm_graph, to_biln_graph, to_helm_graph
+    rng = np.random.default_rng(11); lib = default_monomers()
+    for _ in range(40):
+        chains = {f"PEPTIDE{c + 1}": list("".join(rng.choice(list(AA20), int(rng.integers(1, 10)))) + "C") for c in range(int(rng.integers(2, 4)))}
+        ps = list(chains); bonds = [(ps[k], len(chains[ps[k]]) - 1, 3, ps[k + 1], len(chains[ps[k + 1]]) - 1, 3) for k in range(0, len(ps) - 1, 2)]
+        g = PolymerGraph(chains, bonds); h = to_helm_graph(g)
+        assert parse_helm_graph(h) == g and parse_biln_graph(to_biln_graph(g)).key() == g.key()
+        ref = Chem.MolToSmiles(Chem.MolFromHELM(h))
+        assert helm_to_smiles(h, lib) == ref == biln_to_smiles(to_biln_graph(g))
+    with pytest.raises(ValueError, match="supported types"): PolymerGraph({"RNA1": ["A"]})

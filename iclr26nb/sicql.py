@@ -15,16 +15,17 @@ from .core.runtime import seeded
 from .core.train import fit, sgd_step, History
 
 # %% auto #0
-__all__ = ['MOVES', 'BEHAVIORS', 'DECODER_TYPES', 'BACKENDS', 'BASELINES', 'OFFICIAL_KEYS', 'DarkroomEnv', 'PointGoalEnv',
-           'point_goals', 'make_goal_split', 'check_split', 'behavior_eps', 'rollout', 'MultiTaskDataset',
-           'collect_offline', 'action_input', 'Normalizer', 'windows', 'ContextEncoderGRU', 'mlp', 'RewardDecoder',
-           'TransitionDecoder', 'world_model_losses', 'WorldModelConfig', 'train_world_model', 'save_encoder',
-           'load_encoder', 'build_prompts', 'raw_prompts', 'context_trajs', 'GPTBlock', 'CausalBackbone',
-           'hf_gpt2_state_dict', 'SICQLTransformer', 'expectile_loss', 'awr_weights', 'bc_loss', 'SICQLConfig',
-           'sicql_losses', 'polyak_update', 'DPTModel', 'SICQLTrainer', 'PromptAgent', 'evaluate_online',
-           'evaluate_offline', 'normalized_returns', 'PromptDT', 'returns_to_go', 'PromptDTAgent', 'ADModel', 'ADAgent',
-           'collect_learning_histories', 'BaselineConfig', 'train_prompt_dt', 'train_ad', 'train_baseline',
-           'optimal_action_score', 'select_lr', 'value_map', 'task_probe', 'save_sicql_pickle', 'load_sicql_pickle']
+__all__ = ['MOVES', 'BEHAVIORS', 'DECODER_TYPES', 'BACKENDS', 'WEIGHT_NORMS', 'BASELINES', 'OFFICIAL_KEYS', 'DarkroomEnv',
+           'PointGoalEnv', 'point_goals', 'make_goal_split', 'check_split', 'behavior_eps', 'rollout',
+           'MultiTaskDataset', 'collect_offline', 'action_input', 'Normalizer', 'windows', 'ContextEncoderGRU', 'mlp',
+           'RewardDecoder', 'TransitionDecoder', 'world_model_losses', 'WorldModelConfig', 'train_world_model',
+           'save_encoder', 'load_encoder', 'build_prompts', 'raw_prompts', 'context_trajs', 'GPTBlock',
+           'CausalBackbone', 'hf_gpt2_state_dict', 'SICQLTransformer', 'expectile_loss', 'awr_weights', 'weight_ess',
+           'bc_loss', 'SICQLConfig', 'sicql_losses', 'polyak_update', 'DPTModel', 'SICQLTrainer', 'PromptAgent',
+           'evaluate_online', 'evaluate_offline', 'normalized_returns', 'PromptDT', 'returns_to_go', 'PromptDTAgent',
+           'ADModel', 'ADAgent', 'collect_learning_histories', 'BaselineConfig', 'train_prompt_dt', 'train_ad',
+           'train_baseline', 'optimal_action_score', 'select_lr', 'value_map', 'task_probe', 'save_sicql_pickle',
+           'load_sicql_pickle']
 
 # %% ../nbs/13_sicql/13a_method.ipynb #1258ffc2
 MOVES = np.array([[1, 0], [-1, 0], [0, 1], [0, -1], [0, 0]])   # +x, -x, +y, -y, stay
@@ -490,11 +491,20 @@ def expectile_loss(u: torch.Tensor, tau: float) -> torch.Tensor:
     if not 0 < tau < 1: raise ValueError(f"tau must be in (0, 1), got {tau}")
     return (torch.abs(tau - (u < 0).float()) * u ** 2).mean()
 
-def awr_weights(adv: torch.Tensor, beta: float, max_weight: float = 1000.0) -> torch.Tensor:
-    "w = min(exp(beta * A), max_weight), computed without overflow."
+WEIGHT_NORMS = ("none", "batch")
+
+def awr_weights(adv: torch.Tensor, beta: float, max_weight: float = 1000.0, norm: str = "none") -> torch.Tensor:
+    "none (official): w = min(exp(beta A), max_weight); batch: exp(beta A) scaled to mean 1 over all of adv, then capped. No overflow."
     if not beta >= 0: raise ValueError(f"beta must be >= 0, got {beta}")
     if not max_weight > 0: raise ValueError(f"max_weight must be > 0, got {max_weight}")
-    return torch.exp(torch.clamp(beta * adv, max=math.log(max_weight)))
+    if norm not in WEIGHT_NORMS: raise ValueError(f"norm must be one of {WEIGHT_NORMS}, got {norm!r}")
+    if norm == "none": return torch.exp(torch.clamp(beta * adv, max=math.log(max_weight)))     # min(e^{beta A}, w_max)
+    e = torch.exp(beta * (adv - adv.max()))                              # e^{beta (A - max A)} in (0, 1]
+    return torch.clamp(e / e.mean(), max=max_weight)                     # mean-one weights, capped
+
+def weight_ess(w: torch.Tensor) -> torch.Tensor:
+    "Effective-sample share (sum w)^2 / (n sum w^2) in (0, 1]: 1 for equal weights, 1/n when one weight carries all."
+    return w.sum() ** 2 / (w.numel() * (w ** 2).sum())
 
 def bc_loss(model, pi: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
     "Per-position behavior-cloning loss (B, L) of action vectors a (B, A): cross-entropy (discrete) or squared error."
@@ -508,12 +518,14 @@ class SICQLConfig:
     """Stage 2: S-ICQL training (use_value=False: the prompt-BC baselines with the same network and loop).
 
     steps, batch, lr, weight_decay, clip: AdamW training; tau: expectile of V; beta: AWR inverse temperature; gamma:
-    discount; polyak: target-network rate; max_weight: AWR weight cap; use_value: train V/Q and weight the policy
+    discount; polyak: target-network rate; max_weight: AWR weight cap; weight_norm: "none" (official) or "batch" (mean-one
+    AWR weights, see awr_weights); use_value: train V/Q and weight the policy
     loss; labels: "behavior" or "optimal"; n_embd, n_layer, n_head, m_layer, backend: network; log_every: logging."""
     steps: int = 10_000; batch: int = 128; lr: float = 1e-3; weight_decay: float = 1e-4; clip: float = 10.0
     tau: float = 0.7                 # expectile of V (iql_tau)
     beta: float = 100.0              # AWR inverse temperature
     gamma: float = 0.99; polyak: float = 0.005; max_weight: float = 1000.0
+    weight_norm: str = "none"        # AWR weights: "none" (official cap only) or "batch" (mean one over the batch)
     use_value: bool = True           # False: policy head only, weights 1 (behavior cloning on the prompt)
     labels: str = "behavior"         # "behavior" (dataset action) or "optimal" (DPT-oracle labels)
     n_embd: int = 32; n_layer: int = 3; n_head: int = 1; m_layer: int = 2; backend: str = "torch"; log_every: int = 10
@@ -524,6 +536,7 @@ class SICQLConfig:
         if not 0 <= self.gamma < 1: raise ValueError(f"gamma must be in [0, 1), got {self.gamma}")
         if not 0 < self.polyak <= 1: raise ValueError(f"polyak tau must be in (0, 1], got {self.polyak}")
         if not self.lr > 0: raise ValueError(f"lr must be > 0, got {self.lr}")
+        if self.weight_norm not in WEIGHT_NORMS: raise ValueError(f"weight_norm must be one of {WEIGHT_NORMS}, got {self.weight_norm!r}")
         if self.labels not in ("behavior", "optimal"): raise ValueError(f"labels must be 'behavior' or 'optimal', got {self.labels!r}")
         if self.backend not in BACKENDS: raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
 
@@ -545,9 +558,9 @@ def sicql_losses(model: SICQLTransformer, target: SICQLTransformer | None, batch
     L_V = expectile_loss(tq - v, cfg.tau)                                # u = Q_tgt - V
     y = r[:, None] + cfg.gamma * (1 - d[:, None]) * v2                   # y = r + gamma (1 - done) V(s')
     L_Q = 0.5 * (F.mse_loss(q1, y) + F.mse_loss(q2, y))
-    w = awr_weights((tq - v).detach(), cfg.beta, cfg.max_weight)        # w = min(exp(beta (Q_tgt - V)), 1000)
+    w = awr_weights((tq - v).detach(), cfg.beta, cfg.max_weight, cfg.weight_norm)   # w = min(exp(beta (Q_tgt - V)), w_max)
     L_pi = (w * bc_loss(model, model.policy(h_s), a_lbl)).mean()
-    return dict(loss=L_V + L_Q + L_pi, L_V=L_V, L_Q=L_Q, L_pi=L_pi, v=v.mean(), w=w.mean())
+    return dict(loss=L_V + L_Q + L_pi, L_V=L_V, L_Q=L_Q, L_pi=L_pi, v=v.mean(), w=w.mean(), w_ess=weight_ess(w))
 
 # %% ../nbs/13_sicql/13a_method.ipynb #2ba1b291
 def polyak_update(target: nn.Module, online: nn.Module, tau: float):

@@ -77,3 +77,45 @@ def test_sdxl_standin_counts_and_decodes(tmp_path):
     assert st["nfe"] == nfe_per_image(6, 2, corrector=co) == 6 * 2 + (2 + 2) * 4
     img = co3_generate_pipe(pipe, n=1, steps=6, corrector=co, generator=torch.Generator().manual_seed(0), output="image")
     assert img.shape == (1, 3, 16, 16) and 0 <= img.min() <= img.max() <= 1
+
+def _tiny_net(seed=3, canvas=16, vocab=9):
+    from iclr26nb.core.runtime import seeded
+    with seeded(seed): net = CondUNet(UNetConfig(canvas=canvas, channels=(16, 32), vocab_size=vocab))
+    for p in net.out.parameters(): torch.nn.init.normal_(p, std=0.05)
+    return net
+
+def test_masked_tweediemix_all_background_is_cfgpp_and_counts():
+    sc = ShapesScenes(concepts=("square", "disk", "triangle", "plus"))
+    m, P = NFECounter(CondEps(_tiny_net(vocab=len(sc.vocab)))), sc.prompts([("square", "disk"), ("triangle", "plus")], np.random.default_rng(0))
+    g = lambda: torch.Generator().manual_seed(2)
+    bg = ddim_sample(m, P, 8, baseline=TweedieMix(0.7, masks="attention", thr=2.0), generator=g())
+    torch.testing.assert_close(bg, ddim_sample(m, P, 8, baseline=CFGpp(0.7), generator=g()))
+    tm = TweedieMix(0.7, masks="attention", switch=0.5)
+    x, st = ddim_sample(m, P, 8, baseline=tm, generator=g(), return_stats=True)
+    assert st["nfe"] == 2 * 4 + 1 + 4 * 4 == nfe_per_image(8, 2, rule=tm)
+    torch.testing.assert_close(tm.M.sum(0), torch.ones(2, 1, 16, 16)); assert set(tm.M.unique().tolist()) <= {0.0, 1.0}
+
+def test_region_masks_bad_inputs():
+    from iclr26nb.co3 import region_masks
+    A = torch.rand(1, 16, 3); j = torch.tensor([[3, 2, 4]])
+    with pytest.raises(ValueError, match="missing from the joint prompt"): region_masks(A, j, [torch.tensor([[5]]), torch.tensor([[4]])], (8, 8))
+    with pytest.raises(ValueError, match="do not tile"): region_masks(A, j, [torch.tensor([[3]]), torch.tensor([[4]])], (8, 10))
+    with pytest.raises(ValueError, match="masks must be"): TweedieMix(masks="sam")
+
+@pytest.mark.parametrize("K", [2, 3, 4])
+def test_activation_bytes_closed_form(K):
+    from iclr26nb.co3 import activation_bytes
+    m = CondEps(_tiny_net()); x = torch.randn(5, 1, 16, 16); c = torch.tensor([[3, 0, 0, 0, 0]])
+    b1 = activation_bytes(m, x[:1], 100, [c])
+    assert activation_bytes(m, x, 100, [c.expand(5, -1)] * (K + 2)) == (K + 2) * 5 * b1
+
+def test_digit_pairs_is_a_drop_in_world():
+    from iclr26nb.co3 import train_denoiser, train_concept_classifier, evaluate_composition
+    dp = DigitPairs(digits=(0, 1, 2), held_out=((0, 1),), pair_rate=.3)
+    m = train_denoiser(dp, UNetConfig(canvas=dp.canvas, channels=(16, 32), vocab_size=len(dp.vocab)), steps=3, batch=8, n_pool=64, device="cpu")
+    clf = train_concept_classifier(dp, steps=3, batch=8, n_pool=64, n_test=16, device="cpu")
+    P = dp.prompts([(0, 1)] * 3, np.random.default_rng(0))
+    x = ddim_sample(m, P, 4, corrector=CO3Corrector(n_corrected=2, n_resample=1, iters=1, first_iters=1), generator=torch.Generator().manual_seed(0))
+    assert x.shape == (3, 1, 16, 24) and torch.isfinite(x).all()
+    r = evaluate_composition(x, [(0, 1)] * 3, clf, ref=dp.render([(0, 1)] * 8))
+    assert 0 <= r["coverage"] <= 1 and r["fd"] >= 0

@@ -23,8 +23,9 @@ __all__ = ['CONCEPTS', 'HELD_OUT', 'RARE', 'PAD', 'NULL', 'AND', 'render_sprite'
            'CrossAttention', 'UNetConfig', 'CondUNet', 'EpsModel', 'CondEps', 'NFECounter', 'Prompts', 'train_denoiser',
            'ConceptClassifier', 'train_concept_classifier', 'evaluate_composition', 'tweedie', 'contrast_weights',
            'CO3Corrector', 'Guidance', 'CFG', 'CFGpp', 'ComposableGuidance', 'NegativeContrast', 'AttendAndExcite',
-           'ddim_sample', 'TweedieMix', 'nfe_per_image', 'Unbatched', 'GaussianMixtureEps', 'load_sd_components',
-           'make_tiny_sd', 'DiffusersEpsAdapter', 'pipeline_prompts', 'co3_generate']
+           'ddim_sample', 'region_masks', 'TweedieMix', 'nfe_per_image', 'Unbatched', 'activation_bytes',
+           'GaussianMixtureEps', 'load_sd_components', 'make_tiny_sd', 'DiffusersEpsAdapter', 'pipeline_prompts',
+           'co3_generate']
 
 # %% ../../nbs/09_co3/09a_method.ipynb #cf84e173
 CONCEPTS = ("square", "disk", "triangle", "plus", "ring", "bar")
@@ -192,8 +193,8 @@ class CrossAttention(nn.Module):
 
 @dataclass
 class UNetConfig:
-    "Sizes of a `CondUNet`: canvas, fold (patch), channels (two levels), token width, heads, vocabulary, prompt slots, T."
-    canvas: int = 16
+    "Sizes of a `CondUNet`: canvas (side, or (H, W)), fold (patch), channels (two levels), token width, heads, vocabulary, prompt slots, T."
+    canvas: int | tuple = 16
     patch: int = 2
     channels: tuple = (32, 64)
     ctx_dim: int = 32
@@ -203,9 +204,15 @@ class UNetConfig:
     T: int = 1000
     def __post_init__(self):
         self.channels = tuple(self.channels)
-        if self.canvas % (2 * self.patch): raise ValueError(f"canvas {self.canvas} must be divisible by 2 * patch = {2 * self.patch}")
+        if not isinstance(self.canvas, int):
+            self.canvas = tuple(int(v) for v in self.canvas)
+            if len(self.canvas) != 2: raise ValueError(f"canvas: a side or (H, W), got {self.canvas}")
+        if any(v % (2 * self.patch) for v in self.hw): raise ValueError(f"canvas {self.canvas} must be divisible by 2 * patch = {2 * self.patch}")
         if len(self.channels) != 2 or any(c % 8 or c <= 0 for c in self.channels): raise ValueError(f"channels: two positive multiples of 8, got {self.channels}")
         if self.vocab_size < 4: raise ValueError(f"vocab_size must cover pad, null, 'and' and a concept, got {self.vocab_size}")
+    @property
+    def hw(self) -> tuple: return (self.canvas, self.canvas) if isinstance(self.canvas, int) else self.canvas
+
 
 # %% ../../nbs/09_co3/09a_method.ipynb #724808db
 class CondUNet(VelocityUNetSmall):
@@ -214,7 +221,8 @@ class CondUNet(VelocityUNetSmall):
     cfg: a `UNetConfig` (canvas, fold, channels, token width, heads, vocabulary size, prompt slots, T)."""
     def __init__(self, cfg: UNetConfig | None = None):
         cfg = cfg or UNetConfig(); p, c1, c2 = cfg.patch, *cfg.channels
-        super().__init__(shape=(p * p, cfg.canvas // p, cfg.canvas // p), channels=cfg.channels, t_dim=64, n_classes=0)
+        H, W = cfg.hw
+        super().__init__(shape=(p * p, H // p, W // p), channels=cfg.channels, t_dim=64, n_classes=0)
         self.config = cfg
         self.tok = nn.Embedding(cfg.vocab_size, cfg.ctx_dim, padding_idx=0)
         self.pool = nn.Linear(cfg.ctx_dim, 4 * c1)                              # pooled prompt -> time-embedding space
@@ -222,7 +230,7 @@ class CondUNet(VelocityUNetSmall):
                                        mid=CrossAttention(c2, cfg.ctx_dim, cfg.heads), u1=CrossAttention(c1, cfg.ctx_dim, cfg.heads)))
     def forward(self, x: torch.Tensor, t, ids: torch.Tensor) -> torch.Tensor:
         cfg = self.config
-        if x.ndim != 4 or tuple(x.shape[1:]) != (1, cfg.canvas, cfg.canvas): raise ValueError(f"x must be [N,1,{cfg.canvas},{cfg.canvas}], got {tuple(x.shape)}")
+        if x.ndim != 4 or tuple(x.shape[1:]) != (1, *cfg.hw): raise ValueError(f"x must be [N,1,{cfg.hw[0]},{cfg.hw[1]}], got {tuple(x.shape)}")
         if ids.shape != (len(x), cfg.max_len): raise ValueError(f"ids must be [{len(x)},{cfg.max_len}], got {tuple(ids.shape)}")
         z = F.pixel_unshuffle(x, cfg.patch); ctx, mask = self.tok(ids), ids > 0   # fold 2x2 -> [N,4,8,8]
         t = torch.as_tensor(t, device=x.device).float().expand(len(x))
@@ -247,7 +255,7 @@ class CondEps:
     def __init__(self, net: CondUNet, abar: torch.Tensor | None = None, shift: float = 0.0, scale: float = 1.0):
         if not scale > 0: raise ValueError(f"scale must be > 0, got {scale}")
         self.net, self.abar = net, cosine_abar(net.config.T) if abar is None else abar
-        self.shape, self.T, self.shift, self.scale = (1, net.config.canvas, net.config.canvas), net.config.T, float(shift), float(scale)
+        self.shape, self.T, self.shift, self.scale = (1, *net.config.hw), net.config.T, float(shift), float(scale)
         self.clip_range = self.encode(-1.0), self.encode(1.0)               # pixel range [-1, 1] in latent units
     def encode(self, x): return (x - self.shift) / self.scale
     def decode(self, z): return z * self.scale + self.shift
@@ -346,17 +354,19 @@ def train_denoiser(data: ShapesScenes, cfg: UNetConfig | None = None, steps: int
 class ConceptClassifier(nn.Module):
     """Small CNN: presence logits (one per concept) and count logits (0, 1, 2, 3+) of a scene; `features` feed FD.
 
-    n_concepts: K; canvas: the image side it is trained for; width: first conv channels; feat_dim: feature width."""
+    n_concepts: K; canvas: the image side (or (H, W)) it is trained for; width: first conv channels; feat_dim: feature width."""
     def __init__(self, n_concepts: int, canvas: int = 16, width: int = 16, feat_dim: int = 64):
         super().__init__()
         self.canvas, self.K = canvas, n_concepts
+        self.hw = H, W = (canvas, canvas) if isinstance(canvas, int) else tuple(int(v) for v in canvas)
+        q = lambda n: ((n + 1) // 2 + 1) // 2                                     # the side after two stride-2 convolutions
         self.body = nn.Sequential(nn.Conv2d(1, width, 3, padding=1), nn.ReLU(), nn.Conv2d(width, 2 * width, 3, stride=2, padding=1), nn.ReLU(),
                                   nn.Conv2d(2 * width, 2 * width, 3, stride=2, padding=1), nn.ReLU(), nn.Flatten(),
-                                  nn.Linear(2 * width * (canvas // 4) ** 2, feat_dim), nn.ReLU())
+                                  nn.Linear(2 * width * q(H) * q(W), feat_dim), nn.ReLU())
         self.presence, self.count = nn.Linear(feat_dim, n_concepts), nn.Linear(feat_dim, 4)
     def features(self, x: torch.Tensor) -> torch.Tensor:
-        if x.ndim != 4 or tuple(x.shape[1:]) != (1, self.canvas, self.canvas):
-            raise ValueError(f"the classifier was trained on [N,1,{self.canvas},{self.canvas}] scenes, got {tuple(x.shape)}")
+        if x.ndim != 4 or tuple(x.shape[1:]) != (1, *self.hw):
+            raise ValueError(f"the classifier was trained on [N,1,{self.hw[0]},{self.hw[1]}] scenes, got {tuple(x.shape)}")
         return self.body(x)
     def forward(self, x): h = self.features(x); return self.presence(h), self.count(h)
     @torch.no_grad()
@@ -527,6 +537,7 @@ class Guidance:
     def combine(self, eps: torch.Tensor, prompts: Prompts) -> tuple: raise NotImplementedError
     def pre(self, x, i, t, a_t, model, prompts, steps) -> torch.Tensor: return x
     def nfe_per_step(self, K: int) -> int: return len(self.conds(Prompts(0, [0] * K, 0)))
+    def nfe(self, steps: int, K: int) -> int: return steps * self.nfe_per_step(K)      # per image over a run (rules with stages override)
 
 class CFG(Guidance):
     "Classifier-free guidance, ε̂ = ε_∅ + s(ε_C - ε_∅), re-noised with ε̂. scale: s >= 0."
@@ -655,33 +666,96 @@ def ddim_sample(model, prompts: Prompts, steps: int = 50, guidance: str = "cfgpp
                    dists=torch.stack(dists) if record_dists else None)
 
 # %% ../../nbs/09_co3/09a_method.ipynb #d4355ff4
-class TweedieMix(Guidance):
-    """Tweedie-space averaging of the joint and concept estimates (sum-one positive weights, no contrast), re-noised with ε_∅.
+def region_masks(A: torch.Tensor, joint: torch.Tensor, concepts, size, thr: float = 0.5) -> torch.Tensor:
+    """Binary region masks [K+1, N, 1, H, W] (the K concepts, then the background) from the joint prompt's cross-attention.
 
-    lmda: λ of the CFG++-scaled predictions (> 0); joint: w_C in [0, 1], the concepts share 1 - w_C equally."""
-    def __init__(self, lmda: float = 0.8, joint: float = 0.5):
+    A: attention probabilities [N, h*w, L] over the L tokens of the joint prompt (h/w = H/W); joint: its token ids [N, L];
+    concepts: K concept prompts, token ids [N, L'] whose first token is the concept; size: (H, W); thr: the share of a
+    map's maximum a pixel needs to join that concept."""
+    N, HW, L = A.shape; H, W = size; K = len(concepts)
+    h = math.isqrt(HW * H // W) if HW * H % W == 0 else 0; w = HW // h if h else 0
+    if h * w != HW or h * W != w * H: raise ValueError(f"{HW} attention positions do not tile a {H}x{W} canvas")
+    if joint.shape != (N, L): raise ValueError(f"joint must be token ids [{N}, {L}], got {tuple(joint.shape)}")
+    maps = []
+    for c in concepts:
+        hit = joint == c[:, :1].to(joint)                                            # where concept k's token sits in C
+        if not hit.any(1).all(): raise ValueError("a concept token is missing from the joint prompt")
+        m = (A * hit[:, None].to(A)).sum(-1).reshape(N, 1, h, w)
+        maps.append(m / m.amax((2, 3), keepdim=True).clamp(min=1e-12))               # each map scaled to its maximum
+    m = F.interpolate(torch.cat(maps, 1), size=(H, W), mode="nearest")              # [N, K, H, W]
+    top, best = m.max(1, keepdim=True); fg = top >= thr
+    M = torch.stack([(best == k) & fg for k in range(K)] + [~fg]).to(A.dtype)         # M_1..M_K, M_bg
+    return M
+
+class TweedieMix(Guidance):
+    """TweedieMix: Tweedie-space composition of the joint and concept estimates (no contrast), re-noised with ε_∅.
+
+    lmda: λ of the CFG++-scaled predictions (> 0); joint: w_C in [0, 1] of the mask-free average (the concepts share
+    1 - w_C); masks: "none" (average at every step) or "attention" (joint prompt for the first `switch` share of the steps,
+    then the masked blend, masks from `region_masks` with `thr`, read at the attention `layers`)."""
+    def __init__(self, lmda: float = 0.8, joint: float = 0.5, masks: str = "none", switch: float = 0.4, thr: float = 0.5,
+                 layers=("d1", "u1")):
         if not lmda > 0: raise ValueError(f"lmda must be > 0, got {lmda}")
         if not 0 <= joint <= 1: raise ValueError(f"joint must be in [0, 1], got {joint}")
-        self.lmda, self.joint = lmda, joint
-    def conds(self, P): return [P.null, P.joint, *P.concepts]
+        if masks not in ("none", "attention"): raise ValueError(f"masks must be 'none' or 'attention', got {masks!r}")
+        if not 0 < switch < 1: raise ValueError(f"switch must be in (0, 1), got {switch}")
+        if not thr > 0: raise ValueError(f"thr must be > 0, got {thr}")
+        self.lmda, self.joint, self.masks, self.switch, self.thr, self.layers = lmda, joint, masks, switch, thr, tuple(layers)
+        self.M = None; self._blend = masks == "none"
+    def n_joint(self, steps: int) -> int: return 0 if self.masks == "none" else min(steps - 1, max(1, round(self.switch * steps)))
+    def conds(self, P): return [P.null, P.joint, *P.concepts] if self._blend else [P.null, P.joint]
+    def nfe_per_step(self, K): return K + 2                                          # (the blending steps)
+    def nfe(self, steps, K): n = self.n_joint(steps); return 2 * n + (steps - n) * (K + 2) + (1 if n else 0)  # + the mask read
+    def pre(self, x, i, t, a_t, model, P, steps):
+        if self.masks == "none": return x
+        if i == 0: self.M, self._blend = None, False
+        if i == self.n_joint(steps):
+            net = getattr(model, "net", None)
+            if net is None or not hasattr(net, "attn"): raise TypeError("masked TweedieMix needs an ε-model with cross-attention (`model.net.attn`)")
+            for n in self.layers: net.attn[n].keep = True
+            try:
+                model(x, t, [P.joint]); A = torch.stack([net.attn[n].probs for n in self.layers]).mean(0)   # [N, hw, L]
+            finally:
+                for n in self.layers: net.attn[n].keep, net.attn[n].probs = False, None
+            self.M, self._blend = region_masks(A, P.joint.to(A.device), P.concepts, x.shape[-2:], self.thr), True
+        return x
     def combine(self, eps, P):
         e0, K = eps[0], len(eps) - 2
-        eb = self.joint * eps[1] + (1 - self.joint) / K * eps[2:].sum(0)     # ε̄_w = Σ_i w_i ε_i, Σ_i w_i = 1
-        return e0 + self.lmda * (eb - e0), e0                               # CFG++ on ε̄_w
-    def __repr__(self): return f"TweedieMix(λ={self.lmda}, w_C={self.joint})"
+        if K < 1: return e0 + self.lmda * (eps[1] - e0), e0                           # the joint-prompt stage: CFG++
+        lam = e0 + self.lmda * (eps[1:] - e0)                                        # ε^λ_C, ε^λ_{c_1..c_K}
+        if self.masks == "none": eb = self.joint * lam[0] + (1 - self.joint) / K * lam[1:].sum(0)   # Σ_i w_i ε^λ_i, Σ_i w_i = 1
+        else: eb = self.M[-1] * lam[0] + (self.M[:K] * lam[1:]).sum(0)               # Σ_k M_k ε^λ_{c_k} + M_bg ε^λ_C
+        return eb, e0
+    def __repr__(self): return f"TweedieMix(λ={self.lmda}, " + (f"w_C={self.joint})" if self.masks == "none" else f"masks=attention, switch={self.switch}, thr={self.thr})")
 
 # %% ../../nbs/09_co3/09a_method.ipynb #715fe094
 def nfe_per_image(steps: int = 50, K: int = 2, rule: Guidance | None = None, corrector: CO3Corrector | None = None) -> int:
-    "Network evaluations per image: steps x the rule's per-step count, plus the corrector's extra iterations (A&E's updates not included)."
+    "Network evaluations per image: the rule's count over the steps, plus the corrector's extra iterations (A&E's updates not included)."
     if K < 2: raise ValueError(f"K must be >= 2, got {K}")
     rule = rule or CFGpp()
-    return steps * rule.nfe_per_step(K) + (corrector.extra_nfe(steps, K) if corrector is not None else 0)
+    return rule.nfe(steps, K) + (corrector.extra_nfe(steps, K) if corrector is not None else 0)
 
 class Unbatched:
     "The same ε-model, one call per condition (the K + 2 sequential calls that batching replaces). model: the wrapped ε-model."
     def __init__(self, model): self.model = model
     def __call__(self, x, t, conds): return torch.cat([self.model(x, t, [c]) for c in conds])
     def __getattr__(self, k): return getattr(self.__dict__["model"], k)
+
+# %% ../../nbs/09_co3/09a_method.ipynb #50fac523
+def activation_bytes(model, x: torch.Tensor, t, conds) -> int:
+    "Bytes of all module outputs (tensors) during one call `model(x, t, conds)` of an ε-model with a `net` (forward hooks)."
+    net = getattr(model, "net", None)
+    if not isinstance(net, nn.Module): raise TypeError("activation_bytes needs an ε-model with a torch network `net`")
+    total = [0]
+    def hook(mod, inp, out):
+        for o in (out if isinstance(out, (tuple, list)) else (out,)):
+            if isinstance(o, torch.Tensor): total[0] += o.numel() * o.element_size()
+    hs = [m.register_forward_hook(hook) for m in net.modules() if m is not net]
+    try:
+        with torch.no_grad(): model(x, t, conds)
+    finally:
+        for h in hs: h.remove()
+    return total[0]
 
 # %% ../../nbs/09_co3/09a_method.ipynb #7af36b87
 class GaussianMixtureEps:

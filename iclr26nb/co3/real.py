@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from ..core.runtime import get_device, seeded
-from .method import _hf_quiet, CO3Corrector, DiffusersEpsAdapter, Prompts, ddim_sample, pipeline_prompts
+from .method import _hf_quiet, CO3Corrector, DiffusersEpsAdapter, Prompts, ShapesScenes, ddim_sample, pipeline_prompts
 
 # %% auto #0
 __all__ = ['TextCond', 'make_tiny_pipeline', 'load_pipeline', 'SDXLEpsAdapter', 'PixArtEpsAdapter', 'eps_adapter',
@@ -220,11 +220,16 @@ def co3_generate_pipe(pipe, joint: str = "a turtle and a mouse", concepts=("turt
 
 # %% ../../nbs/09_co3/09c_real.ipynb #6c6032df
 class DigitPairs:
-    """Scenes of one or two handwritten digits (scikit-learn's load_digits) on a 16x24 canvas at random offsets.
+    """Scenes of zero to two handwritten digits (scikit-learn's load_digits) on a 16x24 canvas at random offsets; a drop-in
+    world for `train_denoiser` and `train_concept_classifier` with the training mix of `ShapesScenes`.
 
-    digits: the concept digits (at least 2 distinct of 0..9); split: 'train' (even indices) or 'test' (odd); seed: default seed of `render`."""
+    digits: the concept digits (at least 2 distinct of 0..9); split: 'train' (even indices) or 'test' (odd); pair_rate:
+    share of two-digit training images; held_out: pairs (concept indices) never shown together; rare: pairs shown in
+    `rare_rate` of the images each; dominant: concepts that share `dominant_share` of the single-digit images; seed:
+    default seed of `render`/`sample`. Combos are tuples of concept indices (positions in `digits`)."""
     canvas = (16, 24)
-    def __init__(self, digits=tuple(range(10)), split: str = "train", seed: int = 0):
+    def __init__(self, digits=tuple(range(10)), split: str = "train", pair_rate: float = .2, held_out=(), rare=(), rare_rate: float = .01,
+                 dominant=(), dominant_share: float = .5, seed: int = 0):
         from sklearn.datasets import load_digits
         digits = tuple(int(d) for d in digits)
         if len(set(digits)) != len(digits) or len(digits) < 2 or not set(digits) <= set(range(10)): raise ValueError(f"digits: at least 2 distinct of 0..9, got {digits}")
@@ -232,15 +237,30 @@ class DigitPairs:
         d = load_digits(); keep = np.arange(len(d.target)) % 2 == (split == "test")
         X, y = d.images[keep] / 16.0, d.target[keep]                        # [n, 8, 8] in [0, 1]
         self.digits, self.split, self.seed, self.bank = digits, split, seed, {k: X[y == k] for k in digits}
+        def pair(p):
+            if len(p) != 2: raise ValueError(f"{p!r} is not a pair")
+            return self._combo(p)
+        self.held_out, self.rare = tuple(map(pair, held_out)), tuple(map(pair, rare))
+        if set(self.held_out) & set(self.rare): raise ValueError("a pair cannot be both held out and rare")
+        self.common = tuple(p for p in self.pairs if p not in self.held_out and p not in self.rare)
+        if not 0 <= pair_rate < 1 or rare_rate < 0 or len(self.rare) * rare_rate > pair_rate:
+            raise ValueError(f"need 0 <= pair_rate < 1 and len(rare) * rare_rate <= pair_rate, got {pair_rate}, {len(self.rare)} x {rare_rate}")
+        if not self.common and pair_rate > len(self.rare) * rare_rate: raise ValueError("no common pair left to fill pair_rate")
+        if not 0 <= dominant_share <= 1: raise ValueError(f"dominant_share must be in [0,1], got {dominant_share}")
+        self.dominant = tuple(self._combo((c,))[0] for c in dominant)
+        self.pair_rate, self.rare_rate, self.dominant_share = pair_rate, rare_rate, dominant_share
     concepts = property(lambda self: tuple(str(k) for k in self.digits))
     K = property(lambda self: len(self.digits))
+    vocab, index, pairs = ShapesScenes.vocab, ShapesScenes.index, ShapesScenes.pairs           # <pad>, <null>, and, the digits
+    training_combos, prompt, encode, prompts, sample, name = (ShapesScenes.training_combos, ShapesScenes.prompt, ShapesScenes.encode,
+                                                               ShapesScenes.prompts, ShapesScenes.sample, ShapesScenes.name)
     def _combo(self, combo) -> tuple:
         cb = tuple(sorted(int(c) for c in combo))
-        if not 1 <= len(cb) <= 2 or len(set(cb)) != len(cb) or not all(0 <= c < self.K for c in cb):
-            raise ValueError(f"combo {combo!r}: one or two distinct concept indices in 0..{self.K - 1}")
+        if len(cb) > 2 or len(set(cb)) != len(cb) or not all(0 <= c < self.K for c in cb):
+            raise ValueError(f"combo {combo!r}: at most two distinct concept indices in 0..{self.K - 1}")
         return cb
     def render(self, combos, rng: np.random.Generator | None = None) -> torch.Tensor:
-        "Scenes [N, 1, 16, 24] in [-1, 1]; a pair puts its digits in random order, one per half."
+        "Scenes [N, 1, 16, 24] in [-1, 1]; a pair puts its digits in random order, one per half; () is an empty canvas."
         rng = rng if rng is not None else np.random.default_rng(self.seed); x = np.zeros((len(combos), 16, 24), np.float32)
         for i, cb in enumerate(combos):
             cb = list(self._combo(cb)); rng.shuffle(cb)
@@ -254,3 +274,7 @@ class DigitPairs:
         y = torch.zeros(len(combos), self.K)
         for i, cb in enumerate(combos): y[i, list(self._combo(cb))] = 1
         return y
+    def classifier_combos(self, n: int, rng: np.random.Generator, p_count=(.1, .45, .45)) -> list:
+        "`n` combos for training the evaluator: 0..2 digits with probabilities `p_count`, concepts uniform."
+        ks = rng.choice(len(p_count), n, p=p_count)
+        return [tuple(int(c) for c in rng.choice(self.K, k, replace=False)) for k in ks]

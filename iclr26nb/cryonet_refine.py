@@ -27,8 +27,8 @@ __all__ = ['AMINO', 'DNA', 'RNA', 'ONE', 'MOLTYPES', 'EH_BOND', 'EH_ANGLE', 'PHI
            'cc_peaks', 'cc_per_residue', 'model_map', 'atom_weights', 'clashscore', 'phi_psi', 'geometry_report',
            'evaluate', 'featurize', 'random_rotation', 'build_graph', 'edm_coeffs', 'EGNNLayer', 'AtomTransformerLayer',
            'OneStepDenoiser', 'training_set', 'edm_loss_weight', 'pretrain_denoiser', 'check_weights', 'RefineLoss',
-           'RefineResult', 'CryoNetRefiner', 'CoordGD', 'meta_train', 'PhenixLikeRSR', 'load_structure',
-           'save_structure', 'export_inputs', 'refine_model']
+           'RefineResult', 'crop_windows', 'CryoNetRefiner', 'CoordGD', 'meta_train', 'PhenixLikeRSR', 'load_structure',
+           'save_structure', 'export_inputs', 'refine_model', 'shipped_file', 'kabsch', 'morph', 'load_adk']
 
 # %% ../nbs/08_cryonet_refine/08a_method.ipynb #d4a80568
 AMINO = ("ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "ILE", "LEU", "LYS", "MET", "PHE", "PRO",
@@ -1120,6 +1120,43 @@ class RefineResult:
     coords: np.ndarray; history: list; best_iter: int; wall_time: float; method: str; extra: dict = field(default_factory=dict)
     def structure(self, like: Structure) -> Structure: return like.with_coords(self.coords)
 
+# %% ../nbs/08_cryonet_refine/08a_method.ipynb #93bb3465
+def crop_windows(struct: Structure, max_tokens: int, overlap: int | None = None) -> list:
+    "Sliding-window crops over residues, one chain at a time: [(atom indices, core mask)], each atom core in exactly one window; overlap defaults to max_tokens // 4."
+    _check_int(max_tokens, "max_tokens"); overlap = max_tokens // 4 if overlap is None else overlap; _check_int(overlap, "overlap", lo=0)
+    if overlap >= max_tokens: raise ValueError(f"overlap must be < max_tokens, got {overlap} >= {max_tokens}")
+    keys = list(zip(struct.chain, struct.res_idx.tolist())); tok = list(dict.fromkeys(keys))
+    tid = {t: k for k, t in enumerate(tok)}; atom_tok = np.array([tid[t] for t in keys]); wins = []
+    for ch in dict.fromkeys(struct.chain):
+        ks = [k for k, t in enumerate(tok) if t[0] == ch]; n = len(ks)
+        starts = list(range(0, max(n - max_tokens, 0) + 1, max_tokens - overlap))
+        if starts[-1] + max_tokens < n: starts.append(n - max_tokens)
+        wins += [ks[s:s + max_tokens] for s in starts]
+    best = {}                                      # token -> (distance to its window's centre, window)
+    for w, ks in enumerate(wins):
+        c = (len(ks) - 1) / 2
+        for p, k in enumerate(ks):
+            if k not in best or abs(p - c) < best[k][0]: best[k] = (abs(p - c), w)
+    out = []
+    for w, ks in enumerate(wins):
+        ix = np.flatnonzero(np.isin(atom_tok, ks)); out.append((ix, np.array([best[atom_tok[a]][1] == w for a in ix])))
+    return out
+
+@patch
+def subset(self: Restraints, idx) -> Restraints:
+    "The restraints among atoms `idx` (sorted indices): terms with an atom outside are dropped, the rest re-indexed."
+    idx = np.asarray(idx, dtype=np.int64)
+    if idx.ndim != 1 or len(idx) == 0 or (np.diff(idx) <= 0).any() or idx[0] < 0 or idx[-1] >= self.n:
+        raise ValueError(f"idx must be sorted unique atom indices in [0, {self.n})")
+    new = -np.ones(self.n, np.int64); new[idx] = np.arange(len(idx))
+    def keep(t, *vals):
+        t = t.numpy(); m = (new[t] >= 0).all(1) if len(t) else np.zeros(0, bool)
+        return [new[t[m]]] + [v.numpy()[m] for v in vals]
+    (b, d0), (a, t0), (om,), (ch, v0) = keep(self.bonds, self.bond_d0), keep(self.angles, self.angle_t0), keep(self.omega), keep(self.chiral, self.chiral_v0)
+    (ra, gl), (cb,), (pp, ppd), (rot,) = keep(self.rama, self.rama_gly), keep(self.cb), keep(self.pp, self.pp_d0), keep(self.rot)
+    return Restraints(len(idx), b, d0, a, t0, om, ch, v0, ra, gl, cb, pp, ppd, self.radii.numpy()[idx], self.polar.numpy()[idx],
+                      self.res_idx[idx], self.chain_id[idx], [self.moltype[k] for k in idx], rot)
+
 # %% ../nbs/08_cryonet_refine/08a_method.ipynb #5d04ede7
 class _Tracker:
     "Best iterate by the early-stop criterion, patience counter, and the history rows."
@@ -1141,14 +1178,17 @@ class CryoNetRefiner:
     "Test-time optimisation of the denoiser's weights θ: x̂ = D_θ(x_tmpl; t̂) from the fixed input, loss on x̂, AdamW on θ, best iterate returned."
     def __init__(self, denoiser: nn.Module, weights: dict = DEFAULT_WEIGHTS, lr: float = 1.8e-3, max_iter: int = 300,
                  patience: int = 20, t_hat: float = 0.5, early_stop: str = "loss", trainable: str = "all",
-                 k_steps: int = 1, device="cpu"):
+                 k_steps: int = 1, max_tokens: int | None = None, crop_overlap: int | None = None, device="cpu"):
         if not isinstance(denoiser, nn.Module): raise TypeError("denoiser must be an nn.Module with forward(x, sigma, feats)")
         _check_pos(lr, "lr"); _check_pos(t_hat, "t_hat"); _check_int(max_iter, "max_iter"); _check_int(patience, "patience")
         _check_int(k_steps, "k_steps")
+        if max_tokens is not None: _check_int(max_tokens, "max_tokens")
+        if crop_overlap is not None: _check_int(crop_overlap, "crop_overlap", lo=0)
         if early_stop not in ("loss", "cc"): raise ValueError(f"early_stop must be 'loss' or 'cc', got {early_stop!r}")
         if trainable not in ("all", "heads"): raise ValueError(f"trainable must be 'all' or 'heads', got {trainable!r}")
         self.denoiser, self.weights, self.lr, self.max_iter, self.patience = denoiser, check_weights(weights), lr, max_iter, patience
         self.t_hat, self.early_stop, self.trainable, self.k_steps, self.device = t_hat, early_stop, trainable, k_steps, device
+        self.max_tokens, self.crop_overlap = max_tokens, crop_overlap
     def sigmas(self) -> list:
         "Noise levels of the K-step variant: Karras ρ = 7 from t̂ down to 1e-3, then 0 (one step: [t̂, 0])."
         K, rho = self.k_steps, 7.0
@@ -1167,16 +1207,25 @@ class CryoNetRefiner:
 @patch
 def _run(self: CryoNetRefiner, net: nn.Module, struct: Structure, dmap: DensityMap, restraints: Restraints, truth=None, max_iter=None):
     "The refinement loop on `net` in place: returns (tracker, history rows, number of trainable parameters)."
-    loss_fn = RefineLoss(struct, dmap, restraints, self.weights, self.device)
+    whole = self.max_tokens is None or len(crop_windows(struct, self.max_tokens, self.crop_overlap)) == 1
+    crops = [(np.arange(struct.n), np.ones(struct.n, bool))] if whole else crop_windows(struct, self.max_tokens, self.crop_overlap)
     for name, p in net.named_parameters(): p.requires_grad_(self.trainable == "all" or ".x." in name)
     params = [p for p in net.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=self.lr, weight_decay=0.0)
-    x0 = torch.as_tensor(struct.coords, dtype=torch.float32, device=self.device)
-    feats = featurize(struct).to(self.device); graph = net.graph(x0, restraints.bonds.numpy())
+    x_all = torch.as_tensor(struct.coords, dtype=torch.float32, device=self.device); P = []
+    for ix, core in crops:                        # per crop: sub-model, its restraints, features and graph, built once (cached)
+        s_k, r_k = (struct, restraints) if whole else (struct.select(np.isin(np.arange(struct.n), ix)), restraints.subset(ix))
+        x0 = x_all[torch.as_tensor(ix, device=self.device)]
+        P.append((RefineLoss(s_k, dmap, r_k, self.weights, self.device), x0, featurize(s_k).to(self.device),
+                  net.graph(x0, r_k.bonds.numpy()), torch.as_tensor(ix[core], device=self.device), torch.as_tensor(core, device=self.device)))
     tr = _Tracker(self.patience, truth)
     def step(i):
-        x_hat = self.denoise(net, x0, feats, graph)
-        total, terms = loss_fn(x_hat)
+        total, terms, x_hat = 0.0, {}, x_all.clone()
+        for loss_fn, x0, feats, graph, ix_core, core in P:          # L = Σ_k L_k / n_crops
+            xk = self.denoise(net, x0, feats, graph); t_k, e_k = loss_fn(xk); total = total + t_k / len(P)
+            terms = {k: terms.get(k, 0.0) + v / len(P) for k, v in e_k.items()}
+            if whole: x_hat = xk
+            else: x_hat[ix_core] = xk.detach()[core]                  # each atom from the crop where it is core
         if i == 0 and float(terms["cos"].detach()) <= 0: warnings.warn("initial model-map cosine <= 0: check alignment of model and map")
         row = _rows(terms, total); row = tr.update(i, x_hat, row["loss"] if self.early_stop == "loss" else -row["cos"], row)
         sgd_step(net, opt, total)
@@ -1191,7 +1240,8 @@ def refine(self: CryoNetRefiner, struct: Structure, dmap: DensityMap, restraints
     restraints = restraints or Restraints.from_structure(struct)
     net = copy.deepcopy(self.denoiser).to(self.device)
     with Timer(sync=self.device) as t: tr, rows, n_params = self._run(net, struct, dmap, restraints, truth)
-    return RefineResult(tr.x, rows, tr.it, t.elapsed, f"cryonet(K={self.k_steps})", dict(n_params=n_params, iters=len(rows)))
+    n_crops = 1 if self.max_tokens is None else len(crop_windows(struct, self.max_tokens, self.crop_overlap))
+    return RefineResult(tr.x, rows, tr.it, t.elapsed, f"cryonet(K={self.k_steps})", dict(n_params=n_params, iters=len(rows), n_crops=n_crops))
 
 class CoordGD:
     "Ablation: CryoNet's loss, Adam directly on the coordinates (no network); lr picked from `lr_ladder` by the lowest loss."
@@ -1299,9 +1349,14 @@ def _standard_names(res_name: str, names: list) -> tuple:
     if res_name in ("ADE", "GUA", "CYT", "URA", "THY") and "O2'" not in names: rn = "D" + rn
     return rn, [CHARMM_ATOM.get((rn, a), CHARMM_ATOM.get(("*", a), a)) for a in names]
 
+def _element(gemmi_el: str, atom_name: str, res_name: str) -> str:
+    "In a standard residue the atom name's first letter is the element: fixes files without an element column, where gemmi guesses from the name's columns (CHARMM's left-aligned 'CA  ' reads as calcium)."
+    first = atom_name.lstrip("0123456789")[:1].upper()
+    return first if moltype_of(res_name) is not None and first in ("H", "C", "N", "O", "S", "P") else gemmi_el[0] + gemmi_el[1:].lower()
+
 def load_structure(path, model: int | None = None, remove_h: bool = True, remove_water: bool = True,
                    remove_ions: bool = True, charmm_names: bool = True) -> Structure:
-    "Read a PDB or mmCIF model with gemmi (first model only when `model` is given; a multi-model file without it is rejected); strips H, water and ions, maps CHARMM names."
+    "Read a PDB or mmCIF model with gemmi (first model only when `model` is given; a multi-model file without it is rejected); strips H, water and ions, maps CHARMM names; a blank chain id becomes 'A'."
     import gemmi
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"no such model file: {p}")
@@ -1310,7 +1365,7 @@ def load_structure(path, model: int | None = None, remove_h: bool = True, remove
     if len(st) > 1 and model is None:
         raise ValueError(f"{p.name} holds {len(st)} models; pass model=<index> to pick one (multi-model refinement is not supported)")
     if remove_water: st.remove_waters()
-    if remove_h: st.remove_hydrogens()
+    if remove_h: st.remove_hydrogens()           # H by gemmi's element; H that gemmi misread (no element column) go below
     m = st[model or 0]; x, el, nm, rn, ri, ch, b, o = [], [], [], [], [], [], [], []
     for chain in m:
         for res in chain:
@@ -1318,8 +1373,10 @@ def load_structure(path, model: int | None = None, remove_h: bool = True, remove
             names = [a.name for a in res]
             r_name, names = _standard_names(res.name, names) if charmm_names else (res.name, names)
             for a, a_name in zip(res, names):
-                x.append(a.pos.tolist()); e = a.element.name; el.append(e[0] + e[1:].lower()); nm.append(a_name)
-                rn.append(r_name); ri.append(res.seqid.num); ch.append(chain.name); b.append(a.b_iso); o.append(a.occ)
+                e = _element(a.element.name, a_name, r_name)
+                if remove_h and e in ("H", "D"): continue
+                x.append(a.pos.tolist()); el.append(e); nm.append(a_name)
+                rn.append(r_name); ri.append(res.seqid.num); ch.append(chain.name or "A"); b.append(a.b_iso); o.append(a.occ)
     if not x: raise ValueError(f"{p.name}: no atoms left after removing waters/hydrogens")
     return Structure(np.array(x), el, nm, rn, np.array(ri), ch, np.array(b), np.array(o))
 
@@ -1367,3 +1424,40 @@ def refine_model(model_path, map_path, resolution: float, out=None, method: str 
     res = ref.refine(s, dmap, R); refined = s.with_coords(res.coords)
     if out is not None: save_structure(refined, out)
     return refined, res, evaluate(refined, dmap, R)
+
+# %% ../nbs/08_cryonet_refine/08a_method.ipynb #e36a6f44
+def shipped_file(name: str) -> Path:
+    "A data file of the MDAnalysisTests package ('adk_open.pdb' = 4AKE, 'adk_closed.pdb' = 1AKE, ...), located without importing it."
+    import importlib.util
+    if not isinstance(name, str) or not name: raise TypeError("name must be a file name under MDAnalysisTests/data")
+    spec = importlib.util.find_spec("MDAnalysisTests")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("MDAnalysisTests is not installed: pip install MDAnalysisTests (the cryoem extra)")
+    p = Path(list(spec.submodule_search_locations)[0]) / "data" / name
+    if not p.is_file(): raise FileNotFoundError(f"{name} is not in {p.parent}")
+    return p
+
+def kabsch(P, Q, mask=None) -> tuple:
+    "Rotation R and translation t minimising Σ|R·p_i + t − q_i|² over the rows in `mask` (Kabsch 1976): (R, t, rmsd)."
+    P, Q = np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64)
+    if P.shape != Q.shape or P.ndim != 2 or P.shape[1] != 3: raise ValueError(f"P and Q must both be (N, 3), got {P.shape} and {Q.shape}")
+    m = np.ones(len(P), bool) if mask is None else np.asarray(mask, dtype=bool)
+    if m.shape != (len(P),) or m.sum() < 3: raise ValueError("mask must select at least 3 of the N rows")
+    pc, qc = P[m].mean(0), Q[m].mean(0); U, _, Vt = np.linalg.svd((P[m] - pc).T @ (Q[m] - qc))
+    R = Vt.T @ np.diag([1.0, 1.0, np.sign(np.linalg.det(Vt.T @ U.T))]) @ U.T; t = qc - R @ pc
+    return R, t, _rmsd(P[m] @ R.T + t, Q[m])
+
+def morph(start: Structure, end: Structure, frac: float, mask=None) -> Structure:
+    "`start` superposed onto `end` (on `mask`, default CA) and moved linearly by `frac` towards it: 0 = start, 1 = end."
+    if start.n != end.n or start.atom_name != end.atom_name: raise ValueError("start and end must have the same atoms in the same order")
+    if not (isinstance(frac, (int, float)) and 0 <= frac <= 1): raise ValueError(f"frac must be in [0, 1], got {frac!r}")
+    m = np.array([a == "CA" for a in start.atom_name]) if mask is None else mask
+    R, t, _ = kabsch(start.coords, end.coords, m); x = start.coords @ R.T + t
+    return start.with_coords(x + frac * (end.coords - x))
+
+def load_adk(atoms: str = "backbone_cb") -> tuple:
+    "AdK (open 4AKE, closed 1AKE) from MDAnalysisTests, H removed: (open, closed); `atoms` 'heavy' or 'backbone_cb' (N, CA, C, O, CB)."
+    if atoms not in ("heavy", "backbone_cb"): raise ValueError(f"atoms must be 'heavy' or 'backbone_cb', got {atoms!r}")
+    o, c = (load_structure(shipped_file(f"adk_{k}.pdb")) for k in ("open", "closed"))
+    if atoms == "heavy": return o, c
+    keep = np.array([a in ("N", "CA", "C", "O", "CB") for a in o.atom_name]); return o.select(keep), c.select(keep)

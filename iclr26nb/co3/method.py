@@ -52,6 +52,16 @@ def render_sprite(kind: str, size: int, supersample: int = 8) -> np.ndarray:
     return _inside(kind, u, v).astype(np.float32).reshape(size, supersample, size, supersample).mean((1, 3))
 
 # %% ../../nbs/09_co3/09a_method.ipynb #88714614
+def _set_mix(ds, pair_rate: float, rare_rate: float, dominant_share: float):
+    "Check a scene set's pair mix (held-out and rare pairs disjoint, rare pairs within pair_rate, a common pair to fill the rest) and set it on `ds`."
+    if set(ds.held_out) & set(ds.rare): raise ValueError("a pair cannot be both held out and rare")
+    ds.common = tuple(p for p in ds.pairs if p not in ds.held_out and p not in ds.rare)
+    if not 0 <= pair_rate < 1 or rare_rate < 0 or len(ds.rare) * rare_rate > pair_rate:
+        raise ValueError(f"need 0 <= pair_rate < 1 and len(rare) * rare_rate <= pair_rate, got {pair_rate}, {len(ds.rare)} x {rare_rate}")
+    if not ds.common and pair_rate > len(ds.rare) * rare_rate: raise ValueError("no common pair left to fill pair_rate")
+    if not 0 <= dominant_share <= 1: raise ValueError(f"dominant_share must be in [0,1], got {dominant_share}")
+    ds.pair_rate, ds.rare_rate, ds.dominant_share = pair_rate, rare_rate, dominant_share
+
 class ShapesScenes:
     """Synthetic scenes of 1-3 anti-aliased shapes on a dark canvas, with a training mix that creates mode collisions.
 
@@ -70,13 +80,7 @@ class ShapesScenes:
         self.held_out = tuple(map(self._combo, keep(HELD_OUT) if held_out is None else held_out))
         self.rare = tuple(map(self._combo, keep(RARE) if rare is None else rare))
         self.dominant = tuple(self.index[c] - 3 for c in dominant if c in self.concepts)
-        if set(self.held_out) & set(self.rare): raise ValueError("a pair cannot be both held out and rare")
-        self.common = tuple(p for p in self.pairs if p not in self.held_out and p not in self.rare)
-        if not 0 <= pair_rate < 1 or rare_rate < 0 or len(self.rare) * rare_rate > pair_rate:
-            raise ValueError(f"need 0 <= pair_rate < 1 and len(rare) * rare_rate <= pair_rate, got {pair_rate}, {len(self.rare)} x {rare_rate}")
-        if not self.common and pair_rate > len(self.rare) * rare_rate: raise ValueError("no common pair left to fill pair_rate")
-        if not 0 <= dominant_share <= 1: raise ValueError(f"dominant_share must be in [0,1], got {dominant_share}")
-        self.pair_rate, self.rare_rate, self.dominant_share = pair_rate, rare_rate, dominant_share
+        _set_mix(self, pair_rate, rare_rate, dominant_share)
         self.sprites = {(k, z): render_sprite(k, z) for k in self.concepts for z in self.sizes}
     K = property(lambda self: len(self.concepts))
     vocab = property(lambda self: (PAD, NULL, AND) + self.concepts)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from ..core.runtime import get_device, seeded
-from .method import _hf_quiet, CO3Corrector, DiffusersEpsAdapter, Prompts, ShapesScenes, ddim_sample, pipeline_prompts
+from .method import _hf_quiet, _set_mix, CO3Corrector, DiffusersEpsAdapter, Prompts, ShapesScenes, ddim_sample, pipeline_prompts
 
 # %% auto #0
 __all__ = ['TextCond', 'make_tiny_pipeline', 'load_pipeline', 'SDXLEpsAdapter', 'PixArtEpsAdapter', 'eps_adapter',
@@ -241,14 +241,8 @@ class DigitPairs:
             if len(p) != 2: raise ValueError(f"{p!r} is not a pair")
             return self._combo(p)
         self.held_out, self.rare = tuple(map(pair, held_out)), tuple(map(pair, rare))
-        if set(self.held_out) & set(self.rare): raise ValueError("a pair cannot be both held out and rare")
-        self.common = tuple(p for p in self.pairs if p not in self.held_out and p not in self.rare)
-        if not 0 <= pair_rate < 1 or rare_rate < 0 or len(self.rare) * rare_rate > pair_rate:
-            raise ValueError(f"need 0 <= pair_rate < 1 and len(rare) * rare_rate <= pair_rate, got {pair_rate}, {len(self.rare)} x {rare_rate}")
-        if not self.common and pair_rate > len(self.rare) * rare_rate: raise ValueError("no common pair left to fill pair_rate")
-        if not 0 <= dominant_share <= 1: raise ValueError(f"dominant_share must be in [0,1], got {dominant_share}")
+        _set_mix(self, pair_rate, rare_rate, dominant_share)
         self.dominant = tuple(self._combo((c,))[0] for c in dominant)
-        self.pair_rate, self.rare_rate, self.dominant_share = pair_rate, rare_rate, dominant_share
     concepts = property(lambda self: tuple(str(k) for k in self.digits))
     K = property(lambda self: len(self.digits))
     vocab, index, pairs = ShapesScenes.vocab, ShapesScenes.index, ShapesScenes.pairs           # <pad>, <null>, and, the digits

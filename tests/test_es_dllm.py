@@ -85,3 +85,53 @@ def test_seeded_decode_is_repeatable_on_cpu():
 def test_bad_block_length_is_rejected():
     with pytest.raises(ValueError, match="multiple of block_length"): SamplerConfig(16, 5)
     with pytest.raises(ValueError, match="positive int"): SamplerConfig(16, 0)
+
+
+@pytest.fixture(scope="module")
+def eos_model():
+    "A sort model trained for a few steps on G=16: it already predicts EOS past the answer, so delay_eos has EOS to hold back."
+    from iclr26nb.es_dllm import train_tiny_mdlm
+    trp, tra = make_sort_task(500, 5, 16, n_digits=5, seed=0)
+    cfg = TinyLMConfig(vocab_size=len(TK), d_model=32, n_layers=8, n_heads=4, max_len=96, causal=False)
+    m, _ = train_tiny_mdlm(trp, tra, cfg, TK.mask_id, TK.eos_id, steps=60, batch_size=32, lr=3e-3, device="cpu", seed=0, verbose=False)
+    return copy.deepcopy(m).double().eval(), make_sort_task(4, 5, 16, n_digits=5, seed=1)[0]
+
+
+@pytest.mark.parametrize("tau", [None, 0.9])
+@pytest.mark.parametrize("G,Bk", [(16, 8), (64, 16)])
+def test_parity_held_eos_and_block_starts(eos_model, G, Bk, tau):
+    "Token identity with the restated official rules; a held EOS never gets the top-2 bonus; every later block start is an all-update refresh from 0."
+    m, x = eos_model
+    sc = SamplerConfig(G, Bk, parallel_threshold=tau)
+    r = generate_es(m, x, sc, trace=True)
+    assert torch.equal(r.ids, reference_es_generate(m, x, sc))
+    st = r.trace["steps"]
+    assert sum(t["n_held"] for t in st) > 0, "delay_eos must have held some EOS back for the check to mean anything"
+    assert sum(t["bonus_held"] for t in st) == 0
+    starts = [t for t in st if t["bstep"] == 0 and t["block"] > 0]
+    assert len(starts) == G // Bk - 1 and all(t["all_update"] and t["lo"] == 0 for t in starts)
+    assert [t["clock"] for t in starts] == [b * Bk for b in range(1, G // Bk)]
+
+
+def test_dllm_cache_counts_qkv_of_every_response_token():
+    "dLLM-Cache FLOPs by hand: a partial layer computes Q, K, V for all G response tokens, W_o / MLP / attention for the rho*G chosen."
+    from iclr26nb.es_dllm import generate_dllm_cache
+    m, x = _model(), _prompts(2)
+    B, P = x.shape; G, L = 16, 8; T = P + G
+    c = m.lm.config; D, Fd, V = c.d_model, c.d_ff, c.vocab_size
+    r = generate_dllm_cache(m, x, SamplerConfig(G, G), prompt_interval=100, gen_interval=4, ratio=0.25)
+    full = lambda n: 2 * n * (4 * D * D + 3 * D * Fd) + 4 * n * T * D                    # n tokens, all attending to T keys
+    part = 2 * G * 3 * D * D + 2 * 4 * (D * D + 3 * D * Fd) + 4 * 4 * T * D             # Q/K/V for 16, the rest for 4
+    expect = B * (L * (full(T) + 3 * full(G) + 12 * part) + 2 * D * V * (T + 15 * G))    # step 0; steps 4, 8, 12; 12 partial steps
+    assert r.flops == pytest.approx(expect, rel=1e-12)
+    assert r.token_layer_evals == B * L * (T + 3 * G + 12 * 4)
+
+
+def test_padded_batch_decodes_each_row_as_alone():
+    from iclr26nb.es_dllm import pad_prompts
+    m, x = _model(), _prompts(3)
+    rows = [x[0, :7], x[1], x[2, 2:]]
+    ids, mask = pad_prompts(rows, TK.pad_id)
+    sc = SamplerConfig(16, 4)
+    for fn in (generate_vanilla, generate_dual_cache, lambda *a, **k: generate_es(*a, block_update_freq=4, **k)):
+        assert torch.equal(fn(m, ids, sc, attention_mask=mask).ids, torch.cat([fn(m, r[None], sc).ids for r in rows]))

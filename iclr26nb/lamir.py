@@ -22,9 +22,10 @@ __all__ = ['goofspiel', 'SimTree', 'enumerate_game', 'solve_cfr', 'best_response
            'head_to_head', 'to_openspiel_policy', 'from_openspiel_policy', 'cfr_agent_openspiel', 'wilson_interval',
            'sample_matches', 'history_table', 'sample_transitions', 'LAMIRModel', 'model_losses', 'infoset_features',
            'LAMIRConfig', 'train_lamir', 'build_abstract_tree', 'lift_policy', 'model_accuracy', 'OracleModel',
-           'oracle_model', 'continuation_strategies', 'resolve_subgame', 'LearnedLookaheadModel', 'LookaheadAgent',
-           'ValueNet', 'learned_lookahead_model', 'SampledGame', 'uniform_policy', 'sample_trajectories', 'StreamModel',
-           'train_stream_model', 'build_stream_tree', 'StreamPolicy', 'play_sampled']
+           'oracle_model', 'true_dynamics_model', 'continuation_strategies', 'resolve_subgame', 'LearnedLookaheadModel',
+           'LookaheadAgent', 'ValueNet', 'learned_lookahead_model', 'SampledGame', 'uniform_policy',
+           'sample_trajectories', 'StreamModel', 'train_stream_model', 'build_stream_tree', 'StreamPolicy',
+           'play_sampled']
 
 # %% ../nbs/19_lamir/19a_method.ipynb #9188ac52
 def goofspiel(num_cards: int = 3) -> pyspiel.Game:
@@ -543,26 +544,43 @@ class OracleModel:
     """The true game as its own model, with an abstraction of its infosets.
 
     tree: the real game; abstract: the SimTree an agent solves (same histories, merged infosets);
-    iset_map: per player, real infoset -> abstract infoset; abstraction: 'identity' or 'public';
+    iset_map: per player, real infoset -> abstract infoset; abstraction: 'identity', 'public' or 'clusters';
     H: the real game's history table (`history_table`)."""
     tree: SimTree; abstract: SimTree; iset_map: list; abstraction: str; H: dict
     def lift(self, sig_abs: list) -> list: return [np.asarray(sig_abs[p])[self.iset_map[p]] for p in range(2)]
+
+def _merged_oracle(tree, H, label, abstraction):
+    "The true game with each player's infosets merged by (public state, label of the infoset, legal-action set)."
+    maps, legal, names = [], [], []
+    for p in range(2):
+        ok = H["iset"][:, p] >= 0; ps_of = np.zeros(tree.n_isets[p], int); ps_of[H["iset"][ok, p]] = H["ps_id"][ok]
+        key = [(int(ps_of[i]), int(label[p][i]), tree.legal[p][i].tobytes()) for i in range(tree.n_isets[p])]
+        ids = {k: j for j, k in enumerate(dict.fromkeys(key))}; mp = np.array([ids[k] for k in key]); maps.append(mp)
+        legal.append(np.stack([tree.legal[p][np.argmax(mp == j)] for j in range(len(ids))]))
+        names.append([f"{H['ps_keys'][ps]} |{f' cluster {k} |' if abstraction != 'public' else ''} legal "
+                      f"{np.flatnonzero(np.frombuffer(b, bool)).tolist()}" for ps, k, b in ids])
+    iset = [np.where(x >= 0, np.stack([maps[0][x[:, 0]], maps[1][x[:, 1]]], 1), -1) for x in tree.iset]
+    abs_tree = SimTree(tree.n_actions, tree.parent, tree.a, tree.w, tree.term, tree.payoff, iset, legal, names)
+    return OracleModel(tree, abs_tree, maps, abstraction, H)
 
 def oracle_model(game, abstraction: str = "identity") -> OracleModel:
     "True dynamics with the 'identity' abstraction, or 'public': one abstract infoset per (public state, legal actions)."
     if abstraction not in ("identity", "public"): raise ValueError(f"abstraction must be 'identity' or 'public', got {abstraction!r}")
     tree, feats = enumerate_game(game); H = history_table(tree, feats)
     if abstraction == "identity": return OracleModel(tree, tree, [np.arange(n) for n in tree.n_isets], abstraction, H)
-    maps, legal, names = [], [], []
+    return _merged_oracle(tree, H, [np.zeros(n, int) for n in tree.n_isets], abstraction)
+
+@torch.no_grad()
+def true_dynamics_model(m: LAMIRModel, tree: SimTree, H: dict) -> OracleModel:
+    """The learned abstraction on the true dynamics: abstract infosets (public state, cluster iota_p(o), legal set).
+    Solving it separates the loss of the abstraction from the errors of the learned dynamics, legal and reward heads."""
+    m.check_game(tree, H); dev = next(m.parameters()).device; label = []
     for p in range(2):
-        ok = H["iset"][:, p] >= 0; ps_of = np.zeros(tree.n_isets[p], int); ps_of[H["iset"][ok, p]] = H["ps_id"][ok]
-        key = [(int(ps_of[i]), tree.legal[p][i].tobytes()) for i in range(tree.n_isets[p])]
-        ids = {k: j for j, k in enumerate(dict.fromkeys(key))}; mp = np.array([ids[k] for k in key]); maps.append(mp)
-        legal.append(np.stack([tree.legal[p][np.argmax(mp == j)] for j in range(len(ids))]))
-        names.append([f"{H['ps_keys'][ps]} | legal {np.flatnonzero(np.frombuffer(b, bool)).tolist()}" for ps, b in ids])
-    iset = [np.where(x >= 0, np.stack([maps[0][x[:, 0]], maps[1][x[:, 1]]], 1), -1) for x in tree.iset]
-    abs_tree = SimTree(tree.n_actions, tree.parent, tree.a, tree.w, tree.term, tree.payoff, iset, legal, names)
-    return OracleModel(tree, abs_tree, maps, abstraction, H)
+        I = H["iset"][:, p]; first = {int(i): j for j, i in reversed(list(enumerate(I))) if i >= 0}
+        hs = np.array([first[i] for i in range(tree.n_isets[p])])      # the infoset's first history, as lift_policy uses
+        label.append(m.abstract(torch.as_tensor(H["obs"][p][hs], device=dev), p).cpu().numpy())
+    return _merged_oracle(tree, H, label, "clusters")
+
 
 # %% ../nbs/19_lamir/19a_method.ipynb #6db9afc1
 def continuation_strategies(base: list, T: int = 3) -> list:
@@ -633,8 +651,11 @@ class LookaheadAgent:
     model: an `OracleModel` with the identity abstraction (true dynamics), or a `LearnedLookaheadModel` (the learned
     abstract game with value-net leaves; then `base` is `model.base` and strategies are on the abstract game); depth: joint moves looked ahead;
     iterations: CFR+ iterations per resolve; T: transformation directions of the continuation (0..3);
-    mode: 'continual' (ranges and gadget values from the agent's own earlier resolves) or 'each_iset' (from the base agent)."""
-    def __init__(self, base: list, model, depth: int = 1, iterations: int = 200, T: int = 3, mode: str = "continual"):
+    mode: 'continual' (ranges and gadget values from the agent's own earlier resolves) or 'each_iset' (from the base agent);
+    merge: on a learned model, merge the root histories of a resolve by (public state, k1, k2), summing their range, so
+    a root has at most K^2 histories (the subgame below an abstract history depends only on that triple)."""
+    def __init__(self, base: list, model, depth: int = 1, iterations: int = 200, T: int = 3, mode: str = "continual",
+                 merge: bool = True):
         learned = isinstance(model, LearnedLookaheadModel)
         if not learned and (not isinstance(model, OracleModel) or model.abstraction != "identity"):
             raise ValueError("model must be oracle_model(game, 'identity') or a LearnedLookaheadModel")
@@ -643,12 +664,13 @@ class LookaheadAgent:
         if mode not in ("continual", "each_iset"): raise ValueError(f"mode must be 'continual' or 'each_iset', got {mode!r}")
         _check_strategy(model.tree, base)
         self.base, self.tree, self.depth, self.iterations, self.mode, self.n_dirs = base, model.tree, depth, iterations, mode, T + 1
+        self.merge = learned and bool(merge)
         if learned: self.leaf_u, self.ps = model.leaf_u, model.ps                      # value-net leaves, abstract public states
         else:
             cont = continuation_strategies(base, T)
             self.leaf_u = [[_values(self.tree, [cont[c1][0], cont[c2][1]]) for c2 in range(T + 1)] for c1 in range(T + 1)]   # u_{c1,c2}(h)
             off = np.cumsum([0] + [len(x) for x in self.tree.parent]); self.ps = [model.H["ps_id"][off[i]:off[i + 1]] for i in range(len(off) - 1)]
-        self.latency, self.sizes, self.roots = [], [], []                             # per resolve: seconds, subgame nodes, |S|
+        self.latency, self.sizes, self.roots = [], [], []          # per resolve: seconds, subgame nodes, (level, ps, |S|, paths)
     def strategy(self) -> list:
         "The agent's strategy at every infoset of the real game: each player resolves at every public state it reaches."
         return [self._play(p) for p in range(2)]
@@ -675,10 +697,15 @@ def _lookahead_play(self, p):
             if d == 0: gad = None
             elif self.mode == "continual": gad = [gv.get(int(tree.iset[d][h][o]), 0.0) for h in S]
             else: v = _opp_values(tree, br, bu, d, S, p); gad = [v[int(tree.iset[d][h][o])] for h in S]
+            n_paths = len(S)
+            if self.merge:              # one root history per (ps, k1, k2): identical subgames below, ranges summed
+                _, first, grp = np.unique(tree.iset[d][S], axis=0, return_index=True, return_inverse=True)
+                rng = np.bincount(grp.ravel(), rng, minlength=len(first)); S = S[first]
+                gad = None if gad is None else [gad[j] for j in first]
             with Timer() as t:
                 sub, ids, top, hist = resolve_subgame(tree, d, S, p, rng, gad, self.depth, self.leaf_u, self.n_dirs)
                 ss = solve_cfr(sub, self.iterations)
-            self.latency.append(t.elapsed); self.sizes.append(sum(len(x) for x in sub.parent)); self.roots.append((d, int(ps), len(S)))
+            self.latency.append(t.elapsed); self.sizes.append(sum(len(x) for x in sub.parent)); self.roots.append((d, int(ps), len(S), n_paths))
             for I in set(tree.iset[d][S, p].tolist()): sig[I] = ss[p][ids[p][("r", I)]][: tree.n_actions]   # play the resolved strategy at S
             if self.mode == "continual" and top + 1 < len(sub.parent):              # opponent values at the next public states
                 rs, ub = _reach(sub, ss), _br_values(sub, ss, o); k = np.flatnonzero((hist[top + 1] >= 0) & ~sub.term[top + 1])

@@ -3,7 +3,7 @@ the sampled path that needs no enumeration."""
 import numpy as np, pyspiel, pytest, torch
 from iclr26nb.lamir import (goofspiel, enumerate_game, history_table, solve_cfr, exploitability, best_response_value,
                             oracle_model, LookaheadAgent, LAMIRConfig, train_lamir, learned_lookahead_model, lift_policy,
-                            _br_values, _check_strategy)
+                            _br_values, _check_strategy, true_dynamics_model)
 
 torch.set_num_threads(1)
 
@@ -47,6 +47,35 @@ def test_learned_lookahead_model_invariants(g3):
     with pytest.raises(ValueError, match="directions"): LookaheadAgent(lm.base, lm, T=3)
     with pytest.raises(ValueError, match="oracle_model"): LookaheadAgent(base, "model")
 
+
+@pytest.mark.parametrize("mode", ["continual", "each_iset"])
+def test_merged_resolve_roots_at_most_K2_and_same_strategy(g3, mode):
+    "Merging the paths of a (public state, k1, k2) triple at a resolve root bounds it by K^2 and leaves the strategy unchanged."
+    _, tree, H, base = g3
+    m, _ = train_lamir(tree, H, base, LAMIRConfig(K=4, steps=150, episodes=300, eps=0.5), seed=0, device="cpu")
+    lm = learned_lookahead_model(m, tree, H, base, T=1, steps=100, episodes=200, seed=0)
+    a = {mg: LookaheadAgent(lm.base, lm, depth=1, iterations=40, T=1, mode=mode, merge=mg) for mg in (True, False)}
+    s = {mg: x.strategy() for mg, x in a.items()}
+    assert np.allclose(np.concatenate(s[True]), np.concatenate(s[False]), atol=1e-9)
+    assert all(r[2] <= m.K ** 2 and r[2] <= r[3] for r in a[True].roots)
+    assert any(r[3] > r[2] for r in a[True].roots)                          # the expansion repeats triples: merging is exercised
+    assert all(r[2] == r[3] for r in a[False].roots)
+    for d, ps, n, _ in a[True].roots:                                       # one root history per distinct (k1, k2) pair
+        S = np.flatnonzero((lm.ps[d] == ps) & ~lm.tree.term[d]); assert n == len(np.unique(lm.tree.iset[d][S], axis=0))
+
+def test_true_dynamics_model_separates_abstraction_from_model_error(g3):
+    g, tree, H, base = g3
+    m1, _ = train_lamir(tree, H, base, LAMIRConfig(K=1, steps=20, episodes=50), seed=0, device="cpu")
+    t1, op = true_dynamics_model(m1, tree, H), oracle_model(g, "public")
+    assert t1.abstraction == "clusters" and t1.abstract.n_isets == op.abstract.n_isets        # K = 1 is the public abstraction
+    assert all((a == b).all() for a, b in zip(t1.iset_map, op.iset_map))
+    m, _ = train_lamir(tree, H, base, LAMIRConfig(K=6, steps=200, episodes=500, eps=0.5), seed=0, device="cpu")
+    td = true_dynamics_model(m, tree, H); sig = td.lift(solve_cfr(td.abstract, 200)); _check_strategy(tree, sig)
+    assert all(n1 <= n <= t for n1, n, t in zip(op.abstract.n_isets, td.abstract.n_isets, tree.n_isets))
+    for p in range(2):                                                      # an abstract infoset never mixes legal-action sets
+        for j in range(td.abstract.n_isets[p]): assert (tree.legal[p][td.iset_map[p] == j] == td.abstract.legal[p][j]).all()
+    with pytest.raises(ValueError, match="sizes differ"):
+        g4 = goofspiel(4); t4, f4 = enumerate_game(g4); true_dynamics_model(m, t4, history_table(t4, f4))
 
 # --- the sampled path (no enumeration) ---
 from iclr26nb.lamir import (SampledGame, sample_trajectories, train_stream_model, build_stream_tree, StreamPolicy,
